@@ -1,0 +1,47 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// The loop is single-threaded; a libuv callback that touches actor-isolated
+// state would be a data race, so that warning is promoted to an error.
+let strict: [SwiftSetting] = [.treatWarning("ActorIsolatedCall", as: .error)]
+
+let package = Package(
+    name: "navsync",
+    products: [
+        .executable(name: "navsyncd", targets: ["navsyncd"]),
+        .executable(name: "navsync", targets: ["navsync"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibUV",
+            pkgConfig: "libuv",
+            providers: [.apt(["libuv1-dev"])]
+        ),
+        // No pkgConfig on purpose: SwiftPM would strip the _XOPEN_SOURCE flag
+        // and the wide-character API would disappear (see docs/DEVELOPING.md).
+        .systemLibrary(name: "CNCurses", providers: [.apt(["libncurses-dev"])]),
+
+        .target(name: "NavSyncCore", swiftSettings: strict),
+        .target(name: "UVLoop", dependencies: ["CLibUV"], swiftSettings: strict),
+        .target(name: "NavSyncServer", dependencies: ["NavSyncCore"], swiftSettings: strict),
+        .target(name: "NavSyncClient", dependencies: ["NavSyncCore", "UVLoop"], swiftSettings: strict),
+
+        .executableTarget(
+            name: "navsyncd",
+            dependencies: ["NavSyncCore", "NavSyncServer", "UVLoop"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "navsync",
+            dependencies: ["NavSyncCore", "NavSyncClient", "UVLoop", "CNCurses"],
+            path: "Clients/navsync",
+            exclude: [],
+            swiftSettings: strict
+        ),
+
+        .testTarget(name: "NavSyncCoreTests", dependencies: ["NavSyncCore"]),
+        .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
+        .testTarget(name: "UVLoopTests", dependencies: ["UVLoop"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["NavSyncCore"]),
+    ]
+)

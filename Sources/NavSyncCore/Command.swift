@@ -1,0 +1,48 @@
+/// A change to a room's stack. Parsing has already checked everything the
+/// line and the catalog alone can tell (names, data rules, route depth).
+public enum Mutation: Sendable, Equatable {
+    case select(RouteEntry)
+    case push(RouteEntry)
+    case pop
+    case root
+    /// Replace the top entry by its catalog `next`, carrying this data.
+    case next(data: String?)
+    case open([RouteEntry])
+
+    /// The lowercase verb used as `<op>` in `EVENT` lines.
+    public var op: String {
+        switch self {
+        case .select: return "select"
+        case .push: return "push"
+        case .pop: return "pop"
+        case .root: return "root"
+        case .next: return "next"
+        case .open: return "open"
+        }
+    }
+}
+
+/// One parsed protocol line.
+public enum Command: Sendable, Equatable {
+    case get
+    /// A mutation, optionally guarded by `IF <rev>`.
+    case mutate(Mutation, ifRevision: UInt64?)
+    case watch
+    case unwatch
+    case join(room: String)
+    case screens
+    case stats
+    case ping(text: String)
+    case hello(version: String?)
+    case auth(token: String)
+    case quit
+    case help
+
+    /// Commands a connection may send before it has authenticated.
+    public var allowedBeforeAuth: Bool {
+        switch self {
+        case .auth, .ping, .hello, .quit: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,23 @@
+/// Every tunable bound of the daemon lives here, with its unit, so the
+/// defaults are documented once and the flags in `navsyncd` only override them.
+public struct Limits: Sendable, Equatable {
+    /// Bytes per command line, not counting the `\n` or `\r\n` that ends it.
+    public var maxLineBytes: Int = 4096
+    /// Bytes of output the daemon may hold for one watcher before it drops
+    /// that watcher's queued events and schedules a resync.
+    public var maxPendingBytes: Int = 1 << 20
+    /// Entries in one room's stack.
+    public var maxDepth: Int = 64
+    /// Rooms that have been changed at least once.
+    public var maxRooms: Int = 1024
+    /// Simultaneous client connections.
+    public var maxClients: Int = 10_000
+
+    /// The smallest `--max-line` accepted: room for the longest verb plus a
+    /// useful argument, so a misconfigured daemon still answers `HELP`.
+    public static let smallestMaxLineBytes = 64
+    /// Failed `AUTH` attempts after which the connection is closed.
+    public static let authAttemptsBeforeClose = 3
+
+    public init() {}
+}

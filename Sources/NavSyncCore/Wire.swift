@@ -1,0 +1,72 @@
+/// Builds the server's lines. Each function returns complete lines ending in a
+/// bare `\n`, as bytes ready to queue; an event is built once and the same
+/// array is handed to every watcher.
+public enum Wire {
+    public static func ok(_ revision: UInt64) -> [UInt8] { line("OK \(revision)") }
+
+    public static func state(_ state: RoomState) -> [UInt8] {
+        line("STATE \(state.revision) \(state.route)")
+    }
+
+    public static func event(_ state: RoomState, op: String) -> [UInt8] {
+        line("EVENT \(state.revision) \(op) \(state.route)")
+    }
+
+    public static func error(_ error: ProtocolError) -> [UInt8] {
+        line("ERR \(error.code.rawValue) \(singleLine(error.message))")
+    }
+
+    public static func pong(_ text: String) -> [UInt8] { line(text.isEmpty ? "PONG" : "PONG \(text)") }
+
+    public static func hello(serverVersion: String) -> [UInt8] { line("HELLO navsync 1 \(serverVersion)") }
+
+    public static let bye: [UInt8] = line("BYE")
+
+    public static func screens(_ catalog: Catalog) -> [UInt8] {
+        var text = ""
+        for s in catalog.screens {
+            text += "SCREEN \(s.name) \(s.color.rawValue) \(s.next ?? "-") \(s.data.rawValue) \(singleLine(s.title))\n"
+        }
+        return Array((text + "END\n").utf8)
+    }
+
+    public static func stats(_ figures: [(key: String, value: String)]) -> [UInt8] {
+        var text = ""
+        for (key, value) in figures { text += "STAT \(key) \(singleLine(value))\n" }
+        return Array((text + "END\n").utf8)
+    }
+
+    public static func help() -> [UInt8] {
+        Array((helpLines.joined(separator: "\n") + "\nEND\n").utf8)
+    }
+
+    static let helpLines = [
+        "navsync protocol 1 - one command per line, verbs in any case",
+        "GET                       read this room: STATE <rev> <route>",
+        "SELECT <screen> [data]    stack becomes just this screen",
+        "PUSH <screen> [data]      present a screen on top",
+        "POP                       dismiss the top screen",
+        "ROOT                      back to the bottom screen",
+        "NEXT [data]               replace the top screen by its next one",
+        "OPEN <route>              deep link, e.g. OPEN /red/blue:hello%20there",
+        "IF <rev> <change>         run the change only at this revision",
+        "WATCH / UNWATCH           receive EVENT <rev> <op> <route> lines",
+        "JOIN <room>               switch room (starts in main)",
+        "SCREENS                   list the catalog",
+        "STATS                     server figures",
+        "PING [text] / HELLO [1] / AUTH <token> / QUIT / HELP",
+    ]
+
+    /// Messages may quote client input; a line break there would forge a line.
+    static func singleLine(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == 10 || $0 == 13 }) else { return text }
+        return String(text.map { $0 == "\n" || $0 == "\r" || $0 == "\r\n" ? " " : $0 })
+    }
+
+    @inline(__always)
+    static func line(_ text: String) -> [UInt8] {
+        var bytes = Array(text.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+}
