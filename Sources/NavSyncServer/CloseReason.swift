@@ -1,0 +1,26 @@
+/// Why a connection ended; every disconnect is logged with one of these.
+public enum CloseReason: Equatable, Sendable, CustomStringConvertible {
+    /// The peer closed its side and had nothing left to wait for.
+    case peerClosed
+    /// A read or write failed (reset, broken pipe).
+    case transportError(String)
+    /// The client sent `QUIT`.
+    case quit
+    /// Refused at accept: `--max-clients` reached.
+    case busy
+    /// Too many wrong `AUTH` tokens.
+    case authFailed
+    /// The daemon is stopping.
+    case shutdown
+
+    public var description: String {
+        switch self {
+        case .peerClosed: return "peer closed"
+        case .transportError(let what): return "transport error: \(what)"
+        case .quit: return "client quit"
+        case .busy: return "over --max-clients"
+        case .authFailed: return "too many failed AUTH attempts"
+        case .shutdown: return "daemon shutting down"
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/// What the server needs from a client's byte stream. The daemon adapts a
+/// libuv stream to it; tests use an in-memory one, so the hub's logic is
+/// exercised without sockets.
+///
+/// All methods must be called on the loop thread.
+public protocol Connection: AnyObject {
+    /// Queues the chunks in order as one batch. Never calls back into the
+    /// server from inside this call.
+    func write(_ chunks: [[UInt8]])
+    /// Bytes handed to `write` that the transport has not yet sent.
+    var queuedWriteBytes: Int { get }
+    func pauseReading()
+    func resumeReading()
+    /// Closes at once; unsent bytes are dropped.
+    func close()
+    /// Sends everything already written, half-closes, and closes once the
+    /// peer closes too or a short grace period passes; input that arrives
+    /// meanwhile is discarded. Closing without this would make the kernel
+    /// answer unread input with a reset, which can destroy the last reply
+    /// (`BYE`, `ERR busy`) before the client reads it.
+    func closeAfterSending()
+    /// For logs: "127.0.0.1:51234" or "unix".
+    var peerDescription: String { get }
+}

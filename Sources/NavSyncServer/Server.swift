@@ -1,0 +1,366 @@
+import NavSyncCore
+
+/// The store: owns every room and session, turns lines into commands,
+/// commands into state changes, and changes into events for watchers.
+/// It does no IO itself; bytes come in through `receive` and leave through
+/// each session's `Connection` when `flush` runs once per loop turn.
+///
+/// All methods must be called on the loop thread.
+public final class Server {
+    public static let defaultRoom = "main"
+
+    public private(set) var catalog: Catalog
+    var parser: CommandParser
+    let config: ServerConfig
+    var limits: Limits { config.limits }
+    let journal: Journal?
+    var log: Logger
+    private let secondsSinceStart: () -> UInt64
+
+    var rooms: [String: Room] = [:]
+    var roomsWithState = 0
+    var sessions: [ObjectIdentifier: Session] = [:]
+    private var nextSessionID = 1
+    var dirty: [Session] = []
+    var watchersTotal = 0
+
+    // Figures for STATS.
+    var eventsOut: UInt64 = 0
+    var resyncs: UInt64 = 0
+    var commandsHandled: UInt64 = 0
+
+    /// - Parameters:
+    ///   - rooms: the rooms loaded from the state file.
+    ///   - journal: where changes are made durable; nil keeps state in memory only.
+    ///   - secondsSinceStart: a clock for `uptime_s`.
+    public init(config: ServerConfig, catalog: Catalog, rooms loaded: [String: RoomState],
+                journal: Journal?, log: Logger, secondsSinceStart: @escaping () -> UInt64) {
+        self.config = config
+        self.catalog = catalog
+        self.parser = CommandParser(catalog: catalog, maxDepth: config.limits.maxDepth)
+        self.journal = journal
+        self.log = log
+        self.secondsSinceStart = secondsSinceStart
+        for (name, state) in loaded {
+            rooms[name] = Room(state: state)
+        }
+        roomsWithState = loaded.count
+    }
+
+    // MARK: - Connections
+
+    /// Registers a new connection. Over `--max-clients` it is sent `ERR busy`
+    /// and closed; the returned session is then already ending.
+    @discardableResult
+    public func accept(_ connection: Connection) -> Session {
+        let session = Session(id: nextSessionID, connection: connection,
+                              authenticated: config.token == nil, maxLineBytes: limits.maxLineBytes)
+        nextSessionID += 1
+        guard sessions.count < limits.maxClients else {
+            log.warn("\(session.label) refused: \(limits.maxClients) connections already open")
+            reply(session, Wire.error(ProtocolError(.busy, "too many connections (max \(limits.maxClients)); try again later")))
+            session.endReason = .busy
+            return session
+        }
+        sessions[ObjectIdentifier(session)] = session
+        room(named: session.room)
+        log.info("\(session.label) connected (\(sessions.count) open)")
+        return session
+    }
+
+    /// Bytes read from the session's connection.
+    public func receive(_ bytes: some Collection<UInt8>, from session: Session) {
+        guard !session.isClosing else { return }
+        session.framer.append(bytes)
+        while !session.isClosing, let frame = session.framer.next() {
+            handle(frame, from: session)
+        }
+        applyBackpressure(session)
+    }
+
+    /// The peer finished sending. Its last unterminated line still runs.
+    /// A watcher stays connected to receive events (a `nc -N` watch script
+    /// half-closes right after `WATCH`); anyone else is answered and closed.
+    public func inputEnded(_ session: Session) {
+        guard !session.isClosing else { return }
+        if let frame = session.framer.finish() {
+            handle(frame, from: session)
+        }
+        guard !session.isClosing else { return }
+        if session.watching {
+            log.debug("\(session.label) half-closed; still watching")
+        } else {
+            end(session, .peerClosed)
+        }
+    }
+
+    /// The transport failed; nothing more can be sent.
+    public func transportFailed(_ session: Session, _ what: String) {
+        guard !session.isEnded else { return }
+        session.outbox.removeAll()
+        session.outboxBytes = 0
+        session.endReason = session.endReason ?? .transportError(what)
+        finishEnding(session, graceful: false)
+    }
+
+    /// The transport has sent everything it held for this session.
+    public func writeQueueDrained(_ session: Session) {
+        guard !session.isEnded, session.owesResync || session.readingPaused else { return }
+        markDirty(session)
+    }
+
+    // MARK: - Lines and commands
+
+    private func handle(_ frame: LineFramer.Frame, from session: Session) {
+        switch frame {
+        case .tooLong:
+            reply(session, Wire.error(ProtocolError(.lineTooLong, "line longer than \(limits.maxLineBytes) bytes; discarded")))
+        case .line(let line):
+            guard let parsed = parser.parse(line) else { return }
+            commandsHandled += 1
+            if log.isDebugEnabled {
+                log.debug("\(session.label) < \(String(decoding: line.prefix(200), as: UTF8.self))")
+            }
+            switch parsed {
+            case .failure(let error):
+                reply(session, Wire.error(error))
+            case .success(let command):
+                run(command, for: session)
+            }
+        }
+    }
+
+    private func run(_ command: Command, for session: Session) {
+        if !session.authenticated && !command.allowedBeforeAuth {
+            reply(session, Wire.error(ProtocolError(.authRequired, "AUTH <token> first")))
+            return
+        }
+        switch command {
+        case .get:
+            reply(session, Wire.state(state(of: session.room)))
+        case .mutate(let mutation, let expected):
+            mutate(mutation, ifRevision: expected, for: session)
+        case .watch:
+            startWatching(session)
+            reply(session, Wire.state(state(of: session.room)))
+        case .unwatch:
+            stopWatching(session)
+            reply(session, Wire.ok(state(of: session.room).revision))
+        case .join(let name):
+            join(session, name)
+            reply(session, Wire.state(state(of: name)))
+        case .screens:
+            reply(session, Wire.screens(catalog))
+        case .stats:
+            reply(session, Wire.stats(figures(for: session)))
+        case .ping(let text):
+            reply(session, Wire.pong(text))
+        case .hello:
+            reply(session, Wire.hello(serverVersion: config.version))
+        case .auth(let token):
+            authenticate(session, token)
+        case .quit:
+            reply(session, Wire.bye)
+            end(session, .quit)
+        case .help:
+            reply(session, Wire.help())
+        }
+    }
+
+    private func mutate(_ mutation: Mutation, ifRevision expected: UInt64?, for session: Session) {
+        let name = session.room
+        let current = state(of: name)
+        if let expected, expected != current.revision {
+            reply(session, Wire.error(ProtocolError(.conflict, "current=\(current.revision)")))
+            return
+        }
+        let changed: RoomState?
+        do {
+            changed = try Reducer.apply(mutation, to: current, catalog: catalog, maxDepth: limits.maxDepth)
+        } catch {
+            reply(session, Wire.error(error))
+            return
+        }
+        guard let changed else {
+            reply(session, Wire.ok(current.revision))
+            return
+        }
+        let room = room(named: name)
+        let isNewRoom = room.state == nil
+        if isNewRoom && roomsWithState >= limits.maxRooms {
+            reply(session, Wire.error(ProtocolError(.limit, "\(limits.maxRooms) rooms already hold state (--max-rooms)")))
+            return
+        }
+        if let journal {
+            do {
+                try journal.record(room: name, state: changed)
+            } catch {
+                log.error("state file write failed, change to room \(name) refused: \(error)")
+                reply(session, Wire.error(ProtocolError(.internal, "could not write the state file; nothing was changed")))
+                return
+            }
+        }
+        room.state = changed
+        if isNewRoom { roomsWithState += 1 }
+        reply(session, Wire.ok(changed.revision))
+        broadcast(Wire.event(changed, op: mutation.op), to: room)
+    }
+
+    private func authenticate(_ session: Session, _ token: String) {
+        guard let expected = config.token else {
+            reply(session, Wire.error(ProtocolError(.badArgs, "this daemon has no token; AUTH is not needed")))
+            return
+        }
+        if Self.constantTimeEqual(Array(token.utf8), Array(expected.utf8)) {
+            session.authenticated = true
+            reply(session, Wire.ok(state(of: session.room).revision))
+            return
+        }
+        session.failedAuths += 1
+        log.warn("\(session.label) failed AUTH (\(session.failedAuths) of \(Limits.authAttemptsBeforeClose))")
+        reply(session, Wire.error(ProtocolError(.authFailed, "wrong token")))
+        if session.failedAuths >= Limits.authAttemptsBeforeClose {
+            end(session, .authFailed)
+        }
+    }
+
+    /// Compares without an early exit, so timing does not reveal how much of
+    /// a guessed token was right.
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for i in 0..<max(a.count, b.count) {
+            difference |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
+        }
+        return difference == 0
+    }
+
+    // MARK: - Rooms and watchers
+
+    func state(of name: String) -> RoomState {
+        rooms[name]?.state ?? RoomState(stack: catalog.initialStack, revision: 0)
+    }
+
+    @discardableResult
+    private func room(named name: String) -> Room {
+        if let room = rooms[name] { return room }
+        let room = Room()
+        rooms[name] = room
+        return room
+    }
+
+    private func dropIfIdle(_ name: String) {
+        if let room = rooms[name], room.isIdle { rooms[name] = nil }
+    }
+
+    private func startWatching(_ session: Session) {
+        // A repeated WATCH is answered with a fresh snapshot, which also
+        // settles any resync this watcher was owed.
+        session.owesResync = false
+        guard !session.watching else { return }
+        session.watching = true
+        room(named: session.room).watchers[ObjectIdentifier(session)] = session
+        watchersTotal += 1
+    }
+
+    func stopWatching(_ session: Session) {
+        session.owesResync = false
+        guard session.watching else { return }
+        session.watching = false
+        rooms[session.room]?.watchers[ObjectIdentifier(session)] = nil
+        watchersTotal -= 1
+        dropIfIdle(session.room)
+    }
+
+    private func join(_ session: Session, _ name: String) {
+        guard name != session.room else {
+            session.owesResync = false
+            return
+        }
+        let wasWatching = session.watching
+        stopWatching(session)
+        session.room = name
+        room(named: name)
+        if wasWatching { startWatching(session) }
+    }
+
+    private func broadcast(_ event: [UInt8], to room: Room) {
+        for watcher in room.watchers.values {
+            queueEvent(watcher, event)
+        }
+    }
+
+    func currentState(of session: Session) -> RoomState { state(of: session.room) }
+
+    func noteEventOut() { eventsOut += 1 }
+
+    func noteResync() { resyncs += 1 }
+
+    /// Removes an ending session from its room and from the count; nothing
+    /// is queued for it afterwards.
+    func detach(_ session: Session) {
+        stopWatching(session)
+        if sessions.removeValue(forKey: ObjectIdentifier(session)) != nil {
+            dropIfIdle(session.room)
+        }
+    }
+
+    func compactJournalIfDue() {
+        guard let journal, journal.wantsCompaction else { return }
+        do {
+            try journal.compact(rooms: roomStates)
+        } catch {
+            // The journal as it stands is still complete and valid; only its
+            // size keeps growing until a later compaction succeeds.
+            log.warn("state file compaction failed, will retry: \(error)")
+        }
+    }
+
+    // MARK: - Reload and shutdown
+
+    /// New mutations are checked against the new catalog; stacks already
+    /// held stay as they are even if they name screens it dropped.
+    public func reload(catalog: Catalog) {
+        self.catalog = catalog
+        parser = CommandParser(catalog: catalog, maxDepth: limits.maxDepth)
+        for (name, room) in rooms where room.state == nil && room.watchers.isEmpty {
+            rooms[name] = nil
+        }
+    }
+
+    /// Says `BYE` to everyone, hands the last output to the transports, makes
+    /// the journal durable and closes every session gracefully.
+    public func shutdown() {
+        for session in sessions.values where !session.isClosing {
+            reply(session, Wire.bye)
+            session.endReason = .shutdown
+        }
+        flush()
+    }
+
+    // MARK: - Figures
+
+    /// Every room that has been changed, for tests and for compaction.
+    public var roomStates: [String: RoomState] {
+        rooms.compactMapValues(\.state)
+    }
+
+    public var connectionCount: Int { sessions.count }
+
+    private func figures(for session: Session) -> [(key: String, value: String)] {
+        [
+            ("version", config.version),
+            ("uptime_s", String(secondsSinceStart())),
+            ("connections", String(sessions.count)),
+            ("watchers", String(rooms[session.room]?.watchers.count ?? 0)),
+            ("watchers_total", String(watchersTotal)),
+            ("rooms", String(roomsWithState)),
+            ("rev", String(state(of: session.room).revision)),
+            ("events_out", String(eventsOut)),
+            ("resyncs", String(resyncs)),
+            ("commands", String(commandsHandled)),
+            ("room", session.room),
+            ("max_clients", String(limits.maxClients)),
+            ("persistence", journal == nil ? "none" : "journal"),
+        ]
+    }
+}

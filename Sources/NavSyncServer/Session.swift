@@ -1,0 +1,47 @@
+import NavSyncCore
+
+/// The server's view of one client connection: where it is, what it is
+/// allowed to do, and the output it has not been handed to the transport yet.
+/// Must be used on the loop thread only.
+public final class Session {
+    public let id: Int
+    let connection: Connection
+    var room: String = Server.defaultRoom
+    var watching = false
+    var authenticated: Bool
+    var failedAuths = 0
+    var framer: LineFramer
+
+    /// Output queued during this loop turn, written as one batch by `flush`.
+    var outbox: [Output] = []
+    var outboxBytes = 0
+    /// Events were dropped for this watcher; a fresh STATE is owed once its
+    /// socket has drained.
+    var owesResync = false
+    var readingPaused = false
+    var inDirtyList = false
+    /// Set when the session is ending: its outbox is sent, then it is closed.
+    var endReason: CloseReason?
+    var isEnded = false
+
+    struct Output {
+        var bytes: [UInt8]
+        /// Events may be dropped for a slow watcher; replies never are.
+        var isEvent: Bool
+    }
+
+    init(id: Int, connection: Connection, authenticated: Bool, maxLineBytes: Int) {
+        self.id = id
+        self.connection = connection
+        self.authenticated = authenticated
+        self.framer = LineFramer(maxLineBytes: maxLineBytes)
+    }
+
+    /// Output the daemon holds for this client, in its own queue and in the
+    /// transport's (kernel socket buffers not counted).
+    var pendingBytes: Int { outboxBytes + connection.queuedWriteBytes }
+
+    var isClosing: Bool { endReason != nil || isEnded }
+
+    var label: String { "conn \(id) (\(connection.peerDescription))" }
+}
