@@ -1,0 +1,117 @@
+import Glibc
+import NavSyncCore
+import NavSyncServer
+import UVLoop
+
+/// The daemon's moving parts around the server: listeners, the set of open
+/// links, signal handling and the bounded shutdown.
+/// Must be used on the loop thread only.
+final class Daemon {
+    /// SIGINT/SIGTERM must end the process within a second; lingering
+    /// clients get this long to take their `BYE`.
+    static let shutdownGraceMilliseconds: UInt64 = 600
+
+    private let loop: EventLoop
+    private let server: Server
+    private let log: Logger
+    private let screensPath: String?
+    private var listeners: [StreamListener] = []
+    private var links: [ObjectIdentifier: ClientLink] = [:]
+    private var signals: [SignalWatcher] = []
+    private var stopping = false
+
+    init(loop: EventLoop, server: Server, log: Logger, screensPath: String?) {
+        self.loop = loop
+        self.server = server
+        self.log = log
+        self.screensPath = screensPath
+    }
+
+    func listen(_ addresses: [DaemonOptions.ListenAddress], unixPath: String?) throws(DaemonStartError) {
+        for address in addresses {
+            let shown = address.host.contains(":") ? "[\(address.host)]:\(address.port)" : "\(address.host):\(address.port)"
+            do {
+                let listener = try StreamListener.tcp(loop: loop, host: address.host, port: address.port) { [unowned self] stream in
+                    self.adopt(stream)
+                }
+                listeners.append(listener)
+                StderrLog.always("listening on \(listener.boundAddress)")
+            } catch {
+                let reason = error.isAddressInUse ? "address already in use" : error.description
+                throw DaemonStartError("cannot listen on \(shown): \(reason)")
+            }
+        }
+        if let unixPath {
+            do {
+                let listener = try StreamListener.unix(loop: loop, path: unixPath) { [unowned self] stream in
+                    self.adopt(stream)
+                }
+                listeners.append(listener)
+                StderrLog.always("listening on \(listener.boundAddress)")
+            } catch {
+                let reason = error.isAddressInUse ? "address already in use" : error.description
+                throw DaemonStartError("cannot listen on unix:\(unixPath): \(reason)")
+            }
+        }
+    }
+
+    private func adopt(_ stream: StreamConnection) {
+        guard !stopping else {
+            stream.close()
+            return
+        }
+        stream.setNoDelay(true)
+        let link = ClientLink(stream: stream, loop: loop) { [unowned self] link in
+            self.links[ObjectIdentifier(link)] = nil
+        }
+        links[ObjectIdentifier(link)] = link
+        link.attach(to: server)
+    }
+
+    func installSignalHandlers() {
+        do {
+            for signal in [SIGINT, SIGTERM] {
+                let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
+                signals.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] in self.stop(because: name) })
+            }
+            signals.append(try SignalWatcher(loop: loop, signal: SIGHUP) { [unowned self] in self.reloadCatalog() })
+        } catch {
+            log.error("cannot install signal handlers: \(error)")
+        }
+    }
+
+    private func reloadCatalog() {
+        guard let screensPath else {
+            log.info("SIGHUP: no --screens file; the built-in catalog stays")
+            return
+        }
+        do {
+            server.reload(catalog: try loadCatalog(screensPath))
+            log.info("SIGHUP: catalog reloaded from \(screensPath) (\(server.catalog.screens.count) screens)")
+        } catch {
+            log.error("SIGHUP: kept the old catalog: \(error)")
+        }
+    }
+
+    /// Stops accepting, says BYE to everyone, makes the state durable, and
+    /// ends the loop as soon as every link has closed or the grace runs out.
+    private func stop(because signal: String) {
+        if stopping {
+            log.warn("\(signal) again: stopping now")
+            loop.stop()
+            return
+        }
+        stopping = true
+        log.info("\(signal): stopping")
+        for listener in listeners { listener.close() }
+        listeners.removeAll()
+        server.shutdown()
+        let deadline = loop.nowMilliseconds + Self.shutdownGraceMilliseconds
+        let poll = LoopTimer(loop: loop)
+        poll.start(afterMilliseconds: 0, repeatMilliseconds: 10) { [unowned self] in
+            if self.links.isEmpty || self.loop.nowMilliseconds >= deadline {
+                self.loop.stop()
+            }
+        }
+    }
+}

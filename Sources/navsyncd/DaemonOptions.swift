@@ -1,0 +1,122 @@
+import NavSyncCore
+import NavSyncServer
+
+/// `navsyncd`'s flags, read and validated. Anything wrong here is a usage
+/// error (exit 64); problems with the files they name are found later.
+struct DaemonOptions {
+    struct ListenAddress: Equatable {
+        var host: String
+        var port: Int
+    }
+
+    var listen: [ListenAddress] = [ListenAddress(host: "127.0.0.1", port: 7878)]
+    var unixPath: String?
+    /// nil means memory only (`--state none`).
+    var statePath: String?
+    var screensPath: String?
+    var tokenPath: String?
+    var limits = Limits()
+    var syncPolicy: Journal.SyncPolicy = .batch
+    var logLevel: LogLevel = .info
+    var wantsHelp = false
+    var wantsVersion = false
+
+    static let spec = CommandLineSpec(
+        valued: ["listen", "unix", "state", "screens", "token-file", "max-clients", "max-line",
+                 "max-pending", "max-depth", "max-rooms", "fsync", "log-level"],
+        switches: ["help", "version"],
+        shortAliases: ["h": "help"])
+
+    static let usage = """
+        usage: navsyncd [--listen HOST:PORT]... [--unix PATH] [--state FILE|none]
+                        [--screens FILE] [--token-file FILE] [--max-clients N]
+                        [--max-line BYTES] [--max-pending BYTES] [--max-depth N]
+                        [--max-rooms N] [--fsync always|batch]
+                        [--log-level debug|info|warn|error]
+
+          --listen HOST:PORT   address to serve, repeatable (default 127.0.0.1:7878;
+                               [::1]:PORT for IPv6; port 0 picks a free port)
+          --unix PATH          also serve on a Unix socket (mode 0600)
+          --state FILE|none    state file (default $XDG_STATE_HOME/navsync/state.json,
+                               else ~/.local/state/navsync/state.json); none = memory only
+          --screens FILE       JSON catalog (default: built-in red, green, blue)
+          --token-file FILE    clients must AUTH with this file's first line
+          --max-clients N      connections (default 10000)
+          --max-line BYTES     bytes per command line, at least 64 (default 4096)
+          --max-pending BYTES  unsent bytes per watcher before it is resynced (default 1048576)
+          --max-depth N        entries per stack (default 64)
+          --max-rooms N        rooms holding state (default 1024)
+          --fsync always|batch fsync before each acknowledgement, or once per loop turn
+                               after the write (default batch)
+          --log-level LEVEL    debug, info, warn or error (default info)
+          -h, --help           this text
+          --version            print the version
+        """
+
+    static func parse(_ arguments: [String], environment: [String: String]) throws(CommandLineSpec.UsageError) -> DaemonOptions {
+        let parsed = try spec.parse(arguments)
+        var options = DaemonOptions()
+        options.wantsHelp = parsed.has("help")
+        options.wantsVersion = parsed.has("version")
+        guard parsed.positionals.isEmpty else {
+            throw CommandLineSpec.UsageError("unexpected argument '\(parsed.positionals[0])'")
+        }
+        let listen = parsed.values("listen")
+        if !listen.isEmpty {
+            options.listen = []
+            for text in listen {
+                let (host, port) = try CommandLineSpec.hostPort(text, flag: "listen")
+                options.listen.append(ListenAddress(host: host, port: port))
+            }
+        }
+        options.unixPath = parsed.last("unix")
+        if let path = options.unixPath, path.isEmpty { throw CommandLineSpec.UsageError("--unix needs a path") }
+        switch parsed.last("state") {
+        case "none"?: options.statePath = nil
+        case let path?:
+            guard !path.isEmpty else { throw CommandLineSpec.UsageError("--state needs a file or none") }
+            options.statePath = path
+        case nil: options.statePath = defaultStatePath(environment)
+        }
+        options.screensPath = parsed.last("screens")
+        options.tokenPath = parsed.last("token-file")
+        if let text = parsed.last("max-clients") {
+            options.limits.maxClients = try CommandLineSpec.positiveInt(text, flag: "max-clients")
+        }
+        if let text = parsed.last("max-line") {
+            options.limits.maxLineBytes = try CommandLineSpec.positiveInt(
+                text, flag: "max-line", minimum: Limits.smallestMaxLineBytes)
+        }
+        if let text = parsed.last("max-pending") {
+            options.limits.maxPendingBytes = try CommandLineSpec.positiveInt(text, flag: "max-pending")
+        }
+        if let text = parsed.last("max-depth") {
+            options.limits.maxDepth = try CommandLineSpec.positiveInt(text, flag: "max-depth")
+        }
+        if let text = parsed.last("max-rooms") {
+            options.limits.maxRooms = try CommandLineSpec.positiveInt(text, flag: "max-rooms")
+        }
+        if let text = parsed.last("fsync") {
+            guard let policy = Journal.SyncPolicy(rawValue: text) else {
+                throw CommandLineSpec.UsageError("--fsync is always or batch, not '\(text)'")
+            }
+            options.syncPolicy = policy
+        }
+        if let text = parsed.last("log-level") {
+            guard let level = LogLevel(name: text) else {
+                throw CommandLineSpec.UsageError("--log-level is debug, info, warn or error, not '\(text)'")
+            }
+            options.logLevel = level
+        }
+        return options
+    }
+
+    /// `$XDG_STATE_HOME/navsync/state.json`, else under `~/.local/state`.
+    static func defaultStatePath(_ environment: [String: String]) -> String {
+        if let base = environment["XDG_STATE_HOME"], base.hasPrefix("/") {
+            return base + "/navsync/state.json"
+        }
+        let home = environment["HOME"] ?? "/root"
+        return home + "/.local/state/navsync/state.json"
+    }
+}

@@ -1,0 +1,47 @@
+import NavSyncCore
+import NavSyncServer
+import UVLoop
+
+/// Opens `--state FILE` at start: creates its directory, loads what it holds,
+/// refuses a file it cannot trust, and leaves a fresh snapshot behind.
+enum StateFile {
+    static func open(path: String, policy: Journal.SyncPolicy, log: Logger) throws(DaemonStartError)
+        -> (Journal, [String: RoomState]) {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        if !directory.isEmpty && directory != "." {
+            do {
+                try SyncFile.createDirectories(directory)
+            } catch {
+                throw DaemonStartError("state file \(path): cannot create directory \(directory): \(error)")
+            }
+        }
+        let storage = FileJournalStorage(path: path)
+        var rooms: [String: RoomState] = [:]
+        let bytes: [UInt8]?
+        do {
+            bytes = try storage.readAll()
+        } catch {
+            throw DaemonStartError("state file \(path) is unreadable (\(error)); refusing to start")
+        }
+        if let bytes {
+            do {
+                let loaded = try Journal.load(bytes)
+                rooms = loaded.rooms
+                if loaded.droppedTornTail {
+                    log.warn("state file \(path): ignored an unfinished last record (a write cut off before it was acknowledged)")
+                }
+            } catch {
+                throw DaemonStartError(
+                    "state file \(path) is corrupt (\(error)); refusing to start. Move it aside to start with a fresh state.")
+            }
+            log.info("state file \(path): \(rooms.count) rooms loaded")
+        } else {
+            log.info("state file \(path) does not exist yet; starting fresh")
+        }
+        do {
+            return (try Journal(storage: storage, policy: policy, rooms: rooms), rooms)
+        } catch {
+            throw DaemonStartError("state file \(path): cannot write: \(error)")
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Glibc
+import NavSyncCore
+import NavSyncServer
+import UVLoop
+
+// navsyncd: flags → configuration → the server wired to a libuv loop.
+// Exit status: 0 after a clean stop, 1 when it cannot start, 64 on bad usage.
+
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("navsyncd: \(message)\n".utf8))
+    exit(status)
+}
+
+let options: DaemonOptions
+do {
+    options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()),
+                                      environment: ProcessInfo.processInfo.environment)
+} catch {
+    fail("\(error) (see navsyncd --help)", status: 64)
+}
+if options.wantsHelp {
+    print(DaemonOptions.usage)
+    exit(0)
+}
+if options.wantsVersion {
+    print("navsyncd \(NavSyncVersion.current) (protocol \(NavSyncVersion.protocolVersion))")
+    exit(0)
+}
+
+// A client that vanishes must surface as a write error, not kill the daemon.
+signal(SIGPIPE, SIG_IGN)
+let log = StderrLog.logger(level: options.logLevel)
+
+let catalog: Catalog
+let token: String?
+do {
+    catalog = try options.screensPath.map(loadCatalog) ?? Catalog.builtIn
+    token = try options.tokenPath.map(TokenFile.read)
+} catch {
+    fail(error.description, status: 1)
+}
+
+let loop: EventLoop
+do {
+    loop = try EventLoop()
+} catch {
+    fail("cannot start the event loop: \(error)", status: 1)
+}
+
+var journal: Journal?
+var rooms: [String: RoomState] = [:]
+if let path = options.statePath {
+    do {
+        (journal, rooms) = try StateFile.open(path: path, policy: options.syncPolicy, log: log)
+    } catch {
+        fail(error.description, status: 1)
+    }
+} else {
+    log.info("state kept in memory only (--state none)")
+}
+
+let config = ServerConfig(version: NavSyncVersion.current, limits: options.limits, token: token)
+let started = loop.nowMilliseconds
+let server = Server(config: config, catalog: catalog, rooms: rooms, journal: journal, log: log,
+                    secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 })
+let daemon = Daemon(loop: loop, server: server, log: log, screensPath: options.screensPath)
+
+do {
+    try daemon.listen(options.listen, unixPath: options.unixPath)
+} catch {
+    fail(error.description, status: 1)
+}
+daemon.installSignalHandlers()
+loop.beforeBlocking { server.flush() }
+log.info("navsyncd \(NavSyncVersion.current) ready: \(rooms.count) rooms loaded, catalog of \(catalog.screens.count) screens")
+loop.run()
+loop.shutdown()
+log.info("stopped")
+exit(0)
