@@ -1,0 +1,44 @@
+# navsync — everything a fresh Debian machine with Swift needs, in two commands:
+#   make run    install system packages if missing, build, start the daemon
+#   make test   same set-up, then every test
+SHELL := /bin/bash
+SWIFT ?= swift
+BIN := .build/release
+# Debian packages the build and the tests need; installed only when missing.
+DEB_PACKAGES := libuv1-dev libncurses-dev netcat-openbsd tmux
+ARGS ?=
+
+.PHONY: all deps build run test test-unit test-e2e test-netcat demo clean help
+
+all: build
+
+help:
+	@echo "make run     build and start navsyncd on 127.0.0.1:7878 (ARGS='--state none' etc.)"
+	@echo "make test    build and run every test"
+	@echo "make demo    daemon + three terminal clients + a netcat driver in tmux"
+	@echo "make clean   remove build output"
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build -c release
+
+run: build
+	exec $(BIN)/navsyncd $(ARGS)
+
+# Unit and end-to-end tests share one release build; the end-to-end tests
+# start the binaries in $(BIN) as real processes.
+test: build
+	NAVSYNC_BIN_DIR=$(CURDIR)/$(BIN) $(SWIFT) test -c release
+	Tests/netcat/run.sh $(BIN)
+
+clean:
+	rm -rf .build
