@@ -22,7 +22,7 @@ public struct CommandParser: Sendable {
     }
 
     private func command(verb: Substring, rest: Substring) throws(ProtocolError) -> Command {
-        switch verb.uppercased() {
+        switch Self.verbKey(verb) {
         case "GET": try Self.noArguments("GET", rest); return .get
         case "WATCH": try Self.noArguments("WATCH", rest); return .watch
         case "UNWATCH": try Self.noArguments("UNWATCH", rest); return .unwatch
@@ -57,7 +57,7 @@ public struct CommandParser: Sendable {
             let (innerVerb, innerRest) = Self.splitToken(mutationText)
             guard !innerVerb.isEmpty else { throw ProtocolError(.badArgs, "usage: IF <rev> <mutation>") }
             guard let mutation = try mutation(verb: innerVerb, rest: innerRest) else {
-                if Self.knownVerbs.contains(innerVerb.uppercased()) {
+                if Self.knownVerbs.contains(Self.verbKey(innerVerb)) {
                     throw ProtocolError(.badArgs, "IF guards only SELECT PUSH POP ROOT NEXT OPEN")
                 }
                 throw ProtocolError(.unknownCommand, "unknown command '\(innerVerb)'; try HELP")
@@ -73,7 +73,7 @@ public struct CommandParser: Sendable {
 
     /// nil when the verb is not a mutation.
     private func mutation(verb: Substring, rest: Substring) throws(ProtocolError) -> Mutation? {
-        switch verb.uppercased() {
+        switch Self.verbKey(verb) {
         case "SELECT": return .select(try entry(verb: "SELECT", rest))
         case "PUSH": return .push(try entry(verb: "PUSH", rest))
         case "POP": try Self.noArguments("POP", rest); return .pop
@@ -121,6 +121,15 @@ public struct CommandParser: Sendable {
         "GET", "SELECT", "PUSH", "POP", "ROOT", "NEXT", "OPEN", "IF", "WATCH", "UNWATCH",
         "JOIN", "SCREENS", "STATS", "PING", "HELLO", "AUTH", "QUIT", "HELP",
     ]
+
+    /// Verbs compare case-insensitively in ASCII only. Unicode case mapping
+    /// would let `\u{17F}elect` (long s) pass for SELECT and `\u{131}f` (dotless i)
+    /// for IF, though neither verb is in the table.
+    static func verbKey(_ verb: Substring) -> String {
+        String(decoding: verb.utf8.map { b in
+            b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z") ? b - 32 : b
+        }, as: UTF8.self)
+    }
 
     private static func noArguments(_ verb: String, _ rest: Substring) throws(ProtocolError) {
         guard rest.isEmpty else { throw ProtocolError(.badArgs, "\(verb) takes no arguments") }
