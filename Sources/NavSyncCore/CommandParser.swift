@@ -51,7 +51,8 @@ public struct CommandParser: Sendable {
             return .auth(token: String(token))
         case "IF":
             let (revText, mutationText) = Self.splitToken(rest)
-            guard let revision = UInt64(revText) else {
+            guard revText.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let revision = UInt64(revText) else {
                 throw ProtocolError(.badArgs, "usage: IF <rev> <mutation>, rev a whole number")
             }
             let (innerVerb, innerRest) = Self.splitToken(mutationText)

@@ -63,7 +63,6 @@ public final class Server {
             return session
         }
         sessions[ObjectIdentifier(session)] = session
-        room(named: session.room)
         log.info("\(session.label) connected (\(sessions.count) open)")
         return session
     }
@@ -185,8 +184,7 @@ public final class Server {
             reply(session, Wire.ok(current.revision))
             return
         }
-        let room = room(named: name)
-        let isNewRoom = room.state == nil
+        let isNewRoom = rooms[name]?.state == nil
         if isNewRoom && roomsWithState >= limits.maxRooms {
             reply(session, Wire.error(ProtocolError(.limit, "\(limits.maxRooms) rooms already hold state (--max-rooms)")))
             return
@@ -200,6 +198,9 @@ public final class Server {
                 return
             }
         }
+        // Rooms come into being here or when watched, never by being read
+        // or joined, so a client cannot fill memory with empty rooms.
+        let room = room(named: name)
         room.state = changed
         if isNewRoom { roomsWithState += 1 }
         reply(session, Wire.ok(changed.revision))
@@ -279,7 +280,6 @@ public final class Server {
         let wasWatching = session.watching
         stopWatching(session)
         session.room = name
-        room(named: name)
         if wasWatching { startWatching(session) }
     }
 
