@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .executable(name: "navsyncd", targets: ["navsyncd"]),
         .executable(name: "navsync", targets: ["navsync"]),
+        .executable(name: "navsync-bench", targets: ["navsync-bench"]),
     ],
     targets: [
         .systemLibrary(
@@ -38,6 +39,9 @@ let package = Package(
             exclude: [],
             swiftSettings: strict
         ),
+
+        // Fan-out benchmark against navsyncd and peers (Redis, NATS), on the same loop.
+        .executableTarget(name: "navsync-bench", dependencies: ["UVLoop"], swiftSettings: strict),
 
         .testTarget(name: "NavSyncCoreTests", dependencies: ["NavSyncCore"]),
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
