@@ -47,5 +47,6 @@ let package = Package(
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop"]),
         .testTarget(name: "EndToEndTests", dependencies: ["NavSyncCore"]),
+        .testTarget(name: "NavSyncClientTests", dependencies: ["NavSyncClient", "NavSyncCore"]),
     ]
 )
