@@ -1,0 +1,160 @@
+import Foundation
+
+/// `navsync-bench report DIR`: the medians of every configuration found in
+/// DIR/*.json, printed as a table, written to DIR/summary.json, and one
+/// gnuplot data file per system (DIR/plot-SYSTEM.dat).
+enum Report {
+    struct Row: Codable {
+        var system: String
+        var n: Int
+        var runs: Int
+        var lastP50Ms: Double
+        var lastP90Ms: Double
+        var lastP99Ms: Double
+        var lastMaxMs: Double
+        var firstP50Ms: Double
+        var firstP99Ms: Double
+        var deliveriesPerSecond: Double
+        var daemonNsPerDelivery: Double?
+        var benchNsPerDelivery: Double
+        var closedBenchMicrosPerChange: Double
+        var rssPerWatcherBytes: Double?
+        var rssIdleKiB: Int?
+        var connectSeconds: Double
+        var lostEvents: Int
+        var errors: Int
+        var loads: [String]
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        let mid = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+    }
+
+    static func medianOptional(_ values: [Double?]) -> Double? {
+        let present = values.compactMap { $0 }
+        return present.isEmpty ? nil : median(present)
+    }
+
+    static func run(directory: String) throws -> String {
+        let url = URL(fileURLWithPath: directory)
+        let files = try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "json" && $0.lastPathComponent.hasPrefix("run-") }
+        let decoder = JSONDecoder()
+        var groups: [String: [RunResult]] = [:]
+        for file in files {
+            guard let result = try? decoder.decode(RunResult.self, from: Data(contentsOf: file)) else { continue }
+            groups["\(result.system) \(result.n)", default: []].append(result)
+        }
+        let order = System.allCases.map(\.rawValue)
+        var rows: [Row] = []
+        for runs in groups.values {
+            let first = runs[0]
+            rows.append(Row(
+                system: first.system, n: first.n, runs: runs.count,
+                lastP50Ms: median(runs.map { $0.closedLastMicros.p50 / 1000 }),
+                lastP90Ms: median(runs.map { $0.closedLastMicros.p90 / 1000 }),
+                lastP99Ms: median(runs.map { $0.closedLastMicros.p99 / 1000 }),
+                lastMaxMs: median(runs.map { $0.closedLastMicros.max / 1000 }),
+                firstP50Ms: median(runs.map { $0.closedFirstMicros.p50 / 1000 }),
+                firstP99Ms: median(runs.map { $0.closedFirstMicros.p99 / 1000 }),
+                deliveriesPerSecond: median(runs.map(\.deliveriesPerSecond)),
+                daemonNsPerDelivery: medianOptional(runs.map(\.daemonCPUNanosPerDelivery)),
+                benchNsPerDelivery: median(runs.map(\.benchCPUNanosPerDelivery)),
+                closedBenchMicrosPerChange: median(runs.map(\.closedBenchCPUMicrosPerChange)),
+                rssPerWatcherBytes: medianOptional(runs.map(\.rssPerWatcherBytes)),
+                rssIdleKiB: medianOptional(runs.map { $0.rssIdleKiB.map(Double.init) }).map { Int($0) },
+                connectSeconds: median(runs.map(\.connectSeconds)),
+                lostEvents: runs.map(\.lostEvents).reduce(0, +),
+                errors: runs.map { $0.errors + $0.resyncs }.reduce(0, +),
+                loads: runs.map(\.loadBefore)))
+        }
+        rows.sort { a, b in
+            if a.n != b.n { return a.n < b.n }
+            return (order.firstIndex(of: a.system) ?? 99) < (order.firstIndex(of: b.system) ?? 99)
+        }
+
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(rows).write(to: url.appendingPathComponent("summary.json"))
+        for system in order {
+            let mine = rows.filter { $0.system == system }
+            guard !mine.isEmpty else { continue }
+            var text = "# n last_p99_ms deliveries_per_s last_p50_ms daemon_ns_per_delivery\n"
+            for row in mine {
+                text += "\(row.n) \(row.lastP99Ms) \(row.deliveriesPerSecond) \(row.lastP50Ms) \(row.daemonNsPerDelivery ?? 0)\n"
+            }
+            try text.write(to: url.appendingPathComponent("plot-\(system).dat"), atomically: true, encoding: .utf8)
+        }
+        return table(rows)
+    }
+
+    static func table(_ rows: [Row]) -> String {
+        func f(_ v: Double?, _ decimals: Int) -> String {
+            guard let v, v.isFinite else { return "-" }
+            return String(format: "%.\(decimals)f", v)
+        }
+        func pad(_ s: String, _ width: Int, left: Bool = false) -> String {
+            let fill = String(repeating: " ", count: max(0, width - s.count))
+            return left ? s + fill : fill + s
+        }
+        let header = ["system", "N", "runs", "p50 ms", "p90 ms", "p99 ms", "max ms", "first p50",
+                      "deliv/s", "srv ns/dlv", "bench ns/dlv", "B/watcher", "lost"]
+        let widths = [8, 6, 4, 8, 8, 8, 8, 9, 11, 10, 12, 9, 5]
+        var lines: [String] = []
+        lines.append(zip(header, widths).enumerated().map { pad($1.0, $1.1, left: $0 == 0) }.joined(separator: " "))
+        for row in rows {
+            let cells = [row.system, "\(row.n)", "\(row.runs)", f(row.lastP50Ms, 3), f(row.lastP90Ms, 3),
+                         f(row.lastP99Ms, 3), f(row.lastMaxMs, 3), f(row.firstP50Ms, 3),
+                         f(row.deliveriesPerSecond, 0), f(row.daemonNsPerDelivery, 1), f(row.benchNsPerDelivery, 1),
+                         f(row.rssPerWatcherBytes, 0), "\(row.lostEvents)"]
+            lines.append(zip(cells, widths).enumerated().map { pad($1.0, $1.1, left: $0 == 0) }.joined(separator: " "))
+        }
+        // Ratios against Redis, the targets of the issue.
+        let ns = Array(Set(rows.map(\.n))).sorted()
+        var ratioLines: [String] = []
+        for n in ns {
+            guard let ours = rows.first(where: { $0.system == "navsync" && $0.n == n }),
+                  let redis = rows.first(where: { $0.system == "redis" && $0.n == n }) else { continue }
+            let cpu = zipOptional(ours.daemonNsPerDelivery, redis.daemonNsPerDelivery).map { $0 / $1 }
+            ratioLines.append("N=\(n): deliveries/s \(f(ours.deliveriesPerSecond / redis.deliveriesPerSecond, 2))x redis, "
+                + "server CPU/delivery \(f(cpu, 2))x, p50 \(f(ours.lastP50Ms / redis.lastP50Ms, 2))x, "
+                + "p99 \(f(ours.lastP99Ms / redis.lastP99Ms, 2))x, "
+                + "RSS/watcher \(f(ours.rssPerWatcherBytes, 0)) B vs \(f(redis.rssPerWatcherBytes, 0)) B")
+        }
+        var out = lines.joined(separator: "\n") + "\n"
+        if !ratioLines.isEmpty {
+            out += "\nnavsync vs redis (ratios of medians; deliveries/s wants > 1, the rest < 1):\n"
+            out += ratioLines.joined(separator: "\n") + "\n"
+        }
+        out += "\np50/p90/p99/max: closed loop, actor's write to the LAST watcher holding the event; first p50: to the first.\n"
+        out += "deliv/s: bursts of K changes in one write, N*K / time until every watcher holds all K.\n"
+        out += "srv ns/dlv, bench ns/dlv: CPU time of the server / of the bench over the bursts per delivery.\n"
+        out += "B/watcher: server RSS growth from connecting N idle subscribed watchers, per watcher.\n"
+        return out
+    }
+
+    private static func zipOptional(_ a: Double?, _ b: Double?) -> (Double, Double)? {
+        guard let a, let b else { return nil }
+        return (a, b)
+    }
+
+    static func write(_ result: RunResult, to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(result).write(to: URL(fileURLWithPath: path))
+    }
+
+    static func summaryLine(_ r: RunResult) -> String {
+        func f(_ v: Double?, _ d: Int) -> String { v.map { String(format: "%.\(d)f", $0) } ?? "-" }
+        return "\(r.system) n=\(r.n) run \(r.run): last p50 \(f(r.closedLastMicros.p50 / 1000, 3)) ms"
+            + " p99 \(f(r.closedLastMicros.p99 / 1000, 3)) ms max \(f(r.closedLastMicros.max / 1000, 3)) ms;"
+            + " first p50 \(f(r.closedFirstMicros.p50 / 1000, 3)) ms;"
+            + " burst \(f(r.deliveriesPerSecond, 0)) deliveries/s, server \(f(r.daemonCPUNanosPerDelivery, 1)) ns/delivery,"
+            + " bench \(f(r.benchCPUNanosPerDelivery, 1)) ns/delivery;"
+            + " RSS/watcher \(f(r.rssPerWatcherBytes, 0)) B; lost \(r.lostEvents), errors \(r.errors), resyncs \(r.resyncs)"
+            + " (load \(r.loadBefore))"
+    }
+}

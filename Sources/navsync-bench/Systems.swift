@@ -1,0 +1,138 @@
+/// The systems the bench can drive, and the few bytes each one needs:
+/// how a watcher subscribes, how the actor makes a change, and how a line
+/// a client receives is told apart. Parsing is deliberately minimal and the
+/// same for every system: lines are found with `memchr`, and only the first
+/// two bytes of each line are looked at.
+enum System: String, CaseIterable, Codable {
+    /// navsyncd: `WATCH` / `SELECT`, events `EVENT <rev> select /<screen>`.
+    case navsync
+    /// redis-server: `SUBSCRIBE` / `SET` + `PUBLISH` (RESP), messages as RESP arrays.
+    case redis
+    /// nats-server: `SUB` / `PUB`, messages `MSG <subject> <sid> <len>` + payload.
+    case nats
+    /// The bench's own minimal broadcaster: navsync's protocol, one write per watcher per event.
+    case floor
+}
+
+/// What one received line means to the bench.
+enum LineKind {
+    /// One event (one change) has arrived.
+    case event
+    /// The subscription is in place.
+    case subscribed
+    /// For the actor: one change was acknowledged.
+    case changeAcknowledged
+    /// The server asks for a PONG (NATS).
+    case ping
+    /// An error line, or a navsync resync (STATE after subscribing): counted and reported.
+    case error
+    /// Framing or bookkeeping lines with no meaning for the count.
+    case ignore
+}
+
+struct Wire {
+    let system: System
+    /// The channel / subject / room every watcher follows.
+    static let channel = "navbench"
+    static let screens = ["green", "red"]
+
+    /// Sent once by each watcher right after connecting.
+    var subscribe: [UInt8] {
+        switch system {
+        case .navsync, .floor:
+            Array("WATCH\n".utf8)
+        case .redis:
+            resp(["SUBSCRIBE", Self.channel])
+        case .nats:
+            Array("CONNECT {\"verbose\":false,\"pedantic\":false}\r\nSUB \(Self.channel) 1\r\nPING\r\n".utf8)
+        }
+    }
+
+    /// Sent once by the actor right after connecting (nothing for most systems).
+    var actorHello: [UInt8] {
+        switch system {
+        case .nats: Array("CONNECT {\"verbose\":false,\"pedantic\":false}\r\n".utf8)
+        default: []
+        }
+    }
+
+    /// The bytes for change number `sequence` (1-based) that makes `screen` the presented one.
+    /// For navsync this is a real state change; for Redis a key SET plus a PUBLISH whose payload
+    /// is the event line navsync would send; for NATS a PUB of that payload (no state kept).
+    func change(sequence: Int, screen: String) -> [UInt8] {
+        switch system {
+        case .navsync, .floor:
+            return Array("SELECT \(screen)\n".utf8)
+        case .redis:
+            return resp(["SET", "\(Self.channel):route", "/\(screen)"])
+                + resp(["PUBLISH", Self.channel, payload(sequence, screen)])
+        case .nats:
+            let body = payload(sequence, screen)
+            return Array("PUB \(Self.channel) \(body.utf8.count)\r\n\(body)\r\n".utf8)
+        }
+    }
+
+    /// Acknowledgement lines the actor receives per change (0: the system sends none).
+    var acknowledgementsPerChange: Int {
+        switch system {
+        case .navsync, .floor, .redis: 1
+        case .nats: 0
+        }
+    }
+
+    /// Same text as a navsync event line, so that every system carries the same information.
+    private func payload(_ sequence: Int, _ screen: String) -> String {
+        "EVENT \(sequence) select /\(screen)"
+    }
+
+    private func resp(_ parts: [String]) -> [UInt8] {
+        var text = "*\(parts.count)\r\n"
+        for part in parts { text += "$\(part.utf8.count)\r\n\(part)\r\n" }
+        return Array(text.utf8)
+    }
+
+    /// Classifies a line a watcher received from its first two bytes
+    /// (0 where the line is shorter).
+    func watcherLine(_ b0: UInt8, _ b1: UInt8) -> LineKind {
+        switch system {
+        case .navsync, .floor:
+            // EVENT ... / STATE ... (first one: the WATCH reply; later ones: a resync) / ERR ...
+            if b0 == UInt8(ascii: "E") { return b1 == UInt8(ascii: "V") ? .event : .error }
+            if b0 == UInt8(ascii: "S") { return .subscribed }
+            return .error
+        case .redis:
+            // *3 / $7 / message / $8 / navbench / $N / payload; the SUBSCRIBE reply has a
+            // "subscribe" bulk string. Payloads start with 'E', channel with 'n'.
+            if b0 == UInt8(ascii: "m") { return .event }
+            if b0 == UInt8(ascii: "s") { return .subscribed }
+            if b0 == UInt8(ascii: "-") { return .error }
+            return .ignore
+        case .nats:
+            // INFO {...} / PONG (our PING: subscribed) / MSG ... + payload / PING / -ERR
+            if b0 == UInt8(ascii: "M") { return .event }
+            if b0 == UInt8(ascii: "P") { return b1 == UInt8(ascii: "O") ? .subscribed : .ping }
+            if b0 == UInt8(ascii: "-") { return .error }
+            return .ignore
+        }
+    }
+
+    /// Classifies a line the actor received.
+    func actorLine(_ b0: UInt8, _ b1: UInt8) -> LineKind {
+        switch system {
+        case .navsync, .floor:
+            if b0 == UInt8(ascii: "O") { return .changeAcknowledged }
+            return .error
+        case .redis:
+            // +OK for the SET, :<receivers> for the PUBLISH.
+            if b0 == UInt8(ascii: ":") { return .changeAcknowledged }
+            if b0 == UInt8(ascii: "-") { return .error }
+            return .ignore
+        case .nats:
+            if b0 == UInt8(ascii: "P") && b1 == UInt8(ascii: "I") { return .ping }
+            if b0 == UInt8(ascii: "-") { return .error }
+            return .ignore
+        }
+    }
+
+    var pong: [UInt8] { Array("PONG\r\n".utf8) }
+}
