@@ -25,6 +25,11 @@ public final class Journal {
     private let policy: SyncPolicy
     private var snapshotBytes = 0
     private var unsynced = false
+    /// A change line was appended but its fsync failed, so the change was
+    /// refused while its line stays in the file. Nothing may be appended
+    /// after it (the next change would repeat its revision) until a
+    /// compaction rewrites the file without it.
+    private var holdsRefusedLine = false
 
     /// Creates the journal over storage whose contents have been loaded.
     /// Writes a fresh snapshot at once, which proves the file is writable
@@ -36,14 +41,22 @@ public final class Journal {
     }
 
     /// Makes one change durable before it is acknowledged. On failure the
-    /// file is unchanged and the caller must not apply the change.
+    /// caller must not apply the change. If its line reached the file anyway
+    /// (the fsync failed), `wantsCompaction` turns true and every further
+    /// change is refused until `compact` has rewritten the file without it.
     public func record(room: String, state: RoomState) throws {
+        guard !holdsRefusedLine else { throw RefusedLineInFile() }
         let line = try Self.encoder.encode(ChangeLine(room: room, rev: state.revision, route: state.route))
         var bytes = [UInt8](line)
         bytes.append(UInt8(ascii: "\n"))
         try storage.append(bytes)
         if policy == .always {
-            try storage.sync()
+            do {
+                try storage.sync()
+            } catch {
+                holdsRefusedLine = true
+                throw error
+            }
         } else {
             unsynced = true
         }
@@ -57,6 +70,7 @@ public final class Journal {
     }
 
     public var wantsCompaction: Bool {
+        if holdsRefusedLine { return true }
         let tail = storage.size - snapshotBytes
         return tail > Self.compactionTailBytes && tail > 2 * snapshotBytes
     }
@@ -66,6 +80,11 @@ public final class Journal {
         try storage.replace(with: bytes)
         snapshotBytes = bytes.count
         unsynced = false
+        holdsRefusedLine = false
+    }
+
+    struct RefusedLineInFile: Error, CustomStringConvertible {
+        var description: String { "the state file still holds a refused change; it must be rewritten first" }
     }
 
     // MARK: - The file format

@@ -195,6 +195,9 @@ public final class Server {
             } catch {
                 log.error("state file write failed, change to room \(name) refused: \(error)")
                 reply(session, Wire.error(ProtocolError(.internal, "could not write the state file; nothing was changed")))
+                // A line whose fsync failed is still in the file: rewrite the
+                // file from the unchanged rooms at once (and retried each turn).
+                compactJournalIfDue()
                 return
             }
         }

@@ -1,0 +1,69 @@
+import XCTest
+import NavSyncCore
+@testable import NavSyncServer
+
+/// STATS, HELLO, SCREENS, HELP and PING: the read-only commands.
+final class StatsTests: XCTestCase {
+    func test_stats_listsTheContractKeysThenEnd() throws {
+        let hub = try Hub(limits: limits(maxClients: 50))
+        hub.clock = 42
+        let client = hub.connect()
+        let lines = client.run("STATS")
+        XCTAssertEqual(lines.last, "END")
+        XCTAssertTrue(lines.dropLast().allSatisfy { $0.hasPrefix("STAT ") && $0.split(separator: " ").count >= 3 }, "\(lines)")
+        let keys = lines.dropLast().map { String($0.split(separator: " ")[1]) }
+        for key in ["version", "uptime_s", "connections", "watchers", "watchers_total", "rooms", "rev", "events_out", "resyncs"] {
+            XCTAssertTrue(keys.contains(key), "missing \(key)")
+        }
+        XCTAssertEqual(Set(keys).count, keys.count, "no key twice")
+        let figures = Dictionary(uniqueKeysWithValues: lines.dropLast().map { line -> (String, String) in
+            let parts = line.split(separator: " ", maxSplits: 2)
+            return (String(parts[1]), String(parts[2]))
+        })
+        XCTAssertEqual(figures["version"], "9.9.9-test")
+        XCTAssertEqual(figures["uptime_s"], "42")
+        XCTAssertEqual(figures["connections"], "1")
+        XCTAssertEqual(figures["max_clients"], "50")
+        XCTAssertEqual(figures["persistence"], "none")
+    }
+
+    func test_stats_figuresFollowTheRoom() throws {
+        let hub = try Hub(persistence: .batch)
+        let a = hub.connect(), b = hub.connect(), c = hub.connect()
+        a.run("WATCH")
+        b.run("JOIN side", "WATCH", "SELECT green", "SELECT blue")
+        c.run("PUSH blue")
+        var figures = a.stats()
+        XCTAssertEqual(figures["connections"], "3")
+        XCTAssertEqual(figures["watchers"], "1")
+        XCTAssertEqual(figures["watchers_total"], "2")
+        XCTAssertEqual(figures["rooms"], "2")
+        XCTAssertEqual(figures["rev"], "1")
+        XCTAssertEqual(figures["room"], "main")
+        XCTAssertEqual(figures["persistence"], "journal")
+        XCTAssertEqual(figures["events_out"], "3")
+        figures = b.stats()
+        XCTAssertEqual(figures["rev"], "2")
+        XCTAssertEqual(figures["room"], "side")
+    }
+
+    func test_readOnlyCommands_answerAsDocumented() throws {
+        let hub = try Hub()
+        let client = hub.connect()
+        XCTAssertEqual(client.run("HELLO"), ["HELLO navsync 1 9.9.9-test"])
+        XCTAssertTrue(client.run("HELLO 2")[0].hasPrefix("ERR bad-args"))
+        XCTAssertEqual(client.run("PING", "ping  two words  "), ["PONG", "PONG two words"])
+        XCTAssertEqual(client.run("SCREENS"), ["SCREEN red red green none Red", "SCREEN green green blue none Green",
+                                               "SCREEN blue blue red optional Blue", "END"])
+        let help = client.run("HELP")
+        XCTAssertEqual(help.last, "END")
+        XCTAssertGreaterThan(help.count, 5)
+        XCTAssertEqual(client.run("", "   \t ", "GET"), ["STATE 0 /red"], "blank lines get no reply")
+        XCTAssertTrue(client.run("FLY")[0].hasPrefix("ERR unknown-command"))
+        XCTAssertTrue(client.run("JOIN bad/name")[0].hasPrefix("ERR bad-args"))
+        hub.server.receive([0x50, 0x49, 0x4E, 0x47, 0x20, 0xFF, 0x0A], from: client.session)
+        hub.flush()
+        XCTAssertTrue(client.newLines().first?.hasPrefix("ERR bad-encoding") ?? false)
+        XCTAssertEqual(client.stats()["commands"], "11", "blank lines are not commands; refused ones are")
+    }
+}
