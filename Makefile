@@ -8,7 +8,7 @@ BIN := .build/release
 DEB_PACKAGES := libuv1-dev libncurses-dev netcat-openbsd tmux
 ARGS ?=
 
-.PHONY: all deps build run test test-unit test-e2e test-netcat demo clean help
+.PHONY: all deps build run test test-unit test-e2e test-netcat demo clean help bench
 
 all: build
 
@@ -16,6 +16,7 @@ help:
 	@echo "make run     build and start navsyncd on 127.0.0.1:7878 (ARGS='--state none' etc.)"
 	@echo "make test    build and run every test"
 	@echo "make demo    daemon + three terminal clients + a netcat driver in tmux"
+	@echo "make bench   fan-out benchmark vs Redis/NATS (docs/PERFORMANCE.md)"
 	@echo "make clean   remove build output"
 
 deps:
@@ -38,7 +39,12 @@ run: build
 # start the binaries in $(BIN) as real processes.
 test: build
 	NAVSYNC_BIN_DIR=$(CURDIR)/$(BIN) $(SWIFT) test -c release
+	bench/smoke.sh $(BIN)
 	Tests/netcat/run.sh $(BIN)
 
 clean:
 	rm -rf .build
+
+# Installs redis-server, nats-server and gnuplot when missing; see bench/run.sh for knobs.
+bench: build
+	bench/run.sh

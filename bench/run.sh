@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# make bench: navsyncd beside Redis pub/sub, NATS and the floor broadcaster,
+# for N = 100, 1,000, 5,000 and 10,000 watchers, each configuration RUNS
+# times with a fresh server; medians in a table, bench/results/*.json and
+# bench/results/fanout.png. Only loopback traffic; every server it starts is
+# stopped again by its PID.
+#
+# Knobs (environment): NS, RUNS, SYSTEMS, M (closed-loop changes),
+# K (changes per burst), BIN (where navsyncd and navsync-bench are),
+# OUT (results directory), PORT_BASE.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=${BIN:-.build/release}
+NS=${NS:-"100 1000 5000 10000"}
+RUNS=${RUNS:-3}
+SYSTEMS=${SYSTEMS:-"navsync redis nats floor"}
+M=${M:-300}
+K=${K:-100}
+OUT=${OUT:-bench/results}
+PORT_BASE=${PORT_BASE:-27100}
+LOGS="$OUT/tmp"
+
+say() { echo "bench: $*" >&2; }
+
+# Peers come from Debian; installed only when missing. NATS is optional.
+need=""
+command -v redis-server >/dev/null || need="$need redis-server"
+command -v gnuplot >/dev/null || need="$need gnuplot-nox"
+if ! command -v nats-server >/dev/null; then
+    if apt-cache show nats-server >/dev/null 2>&1 || { [ -n "$need" ] || apt-get update -qq; apt-cache show nats-server >/dev/null 2>&1; }; then
+        need="$need nats-server"
+    fi
+fi
+if [ -n "$need" ]; then
+    say "installing:$need"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need >/dev/null
+fi
+if ! command -v nats-server >/dev/null; then
+    NATS_SERVER=""
+    SYSTEMS=$(echo "$SYSTEMS" | sed 's/\bnats\b//')
+    say "nats-server not available; NATS left out"
+else
+    NATS_SERVER=$(command -v nats-server)
+fi
+
+# 10,000 watchers need 10,000 descriptors on each side.
+ulimit -n "$(ulimit -Hn)"
+if [ "$(ulimit -n)" -lt 10100 ]; then
+    say "open-file limit is $(ulimit -n); N above $(( $(ulimit -n) - 100 )) will fail"
+fi
+
+mkdir -p "$OUT" "$LOGS"
+rm -f "$OUT"/run-*.json "$OUT"/plot-*.dat
+
+STARTED=()
+stop_all() {
+    for pid in "${STARTED[@]}"; do
+        if kill -0 "$pid" 2>/dev/null; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+    done
+}
+trap stop_all EXIT
+
+# start_server SYSTEM PORT: starts a fresh server on 127.0.0.1:PORT, sets SERVER_PID.
+start_server() {
+    local system=$1 port=$2 log="$LOGS/$1-$2.log"
+    case $system in
+        navsync) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
+                     --log-level warn 2>"$log" & ;;
+        redis)   redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+                     --client-output-buffer-limit 'pubsub 0 0 0' --maxclients 11000 \
+                     --protected-mode no --daemonize no --logfile "$log" & ;;
+        nats)    "$NATS_SERVER" -a 127.0.0.1 -p "$port" -l "$log" & ;;
+        floor)   "$BIN/navsync-bench" floor-server --port "$port" >"$log" 2>&1 & ;;
+    esac
+    SERVER_PID=$!
+    STARTED+=("$SERVER_PID")
+}
+
+stop_server() {
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
+
+{
+    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
+    echo "memory: $(free -g | awk '/Mem:/ {print $2}') GiB"
+    echo "kernel: $(uname -r)"
+    echo "os: $(. /etc/os-release; echo "$PRETTY_NAME")"
+    echo "swift: $(swift --version 2>/dev/null | head -1)"
+    echo "redis: $(redis-server --version | head -1)"
+    [ -n "$NATS_SERVER" ] && echo "nats: $("$NATS_SERVER" --version | head -1)"
+    echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "settings: NS='$NS' RUNS=$RUNS M=$M K=$K"
+} > "$OUT/machine.txt"
+cat "$OUT/machine.txt" >&2
+
+port=$PORT_BASE
+failed=0
+for n in $NS; do
+    for run in $(seq 1 "$RUNS"); do
+        # Systems interleaved, so that a change in machine load hits all of them alike.
+        for system in $SYSTEMS; do
+            port=$((port + 1))
+            start_server "$system" "$port"
+            if ! "$BIN/navsync-bench" --system "$system" --port "$port" --pid "$SERVER_PID" \
+                    -n "$n" -m "$M" -k "$K" --run "$run" --timeout 300 --quiet \
+                    --json "$OUT/run-$system-$n-$run.json"; then
+                say "$system n=$n run $run FAILED"
+                failed=$((failed + 1))
+            fi
+            stop_server "$SERVER_PID"
+        done
+    done
+done
+
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
+"$BIN/navsync-bench" report "$OUT" | tee "$OUT/table.txt"
+gnuplot -e "dir='$OUT'" bench/plot.gp && say "plot: $OUT/fanout.png"
+[ "$failed" = 0 ] || { say "$failed runs failed"; exit 1; }
