@@ -1,0 +1,150 @@
+// The command parser on arbitrary lines. Properties:
+//   - it never crashes, and only blank lines get no result;
+//   - a refusal carries one of the codes the parse step may give;
+//   - every reply line built from its result is exactly one line;
+//   - flipping the ASCII case of the verb changes nothing;
+//   - a parsed SELECT/PUSH/OPEN/NEXT, written back out as a line, parses to
+//     the same command, and obeys the catalog and the depth limit.
+import NavSyncCore
+
+/// The codes that can be judged from the line and the catalog alone.
+private let parseCodes: Set<ErrorCode> = [.unknownCommand, .badArgs, .unknownScreen, .badRoute, .limit, .badEncoding]
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzParser(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
+    var input = FuzzInput(data, count)
+    let settings = input.byte()
+    let catalog = settings & 1 == 0 ? Catalog.builtIn : abcCatalog
+    let maxDepth = settings & 2 == 0 ? 64 : 1 + Int(settings >> 2) % 6
+    // The framer never hands the parser a \n, so neither does this target.
+    let line = input.rest().split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false)
+        .first.map(Array.init) ?? []
+    let parser = CommandParser(catalog: catalog, maxDepth: maxDepth)
+
+    guard let result = parser.parse(line) else {
+        require(line.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") },
+                "only blank lines are ignored", line.shown)
+        return 0
+    }
+    // Messages may quote the verb as typed, so refusals compare by code.
+    let flipped = parser.parse(flippingVerbCase(line))
+    switch (result, flipped) {
+    case (.success(let a), .success(let b)) where a == b: break
+    case (.failure(let a), .failure(let b)) where a.code == b.code: break
+    default: violated("verbs are case-insensitive", "\(line.shown): \(result) vs \(String(describing: flipped))")
+    }
+
+    switch result {
+    case .failure(let error):
+        require(parseCodes.contains(error.code), "parse errors use parse-step codes", "\(error.code) for \(line.shown)")
+        requireOneLine(Wire.error(error), line)
+    case .success(let command):
+        check(command, parser: parser, catalog: catalog, maxDepth: maxDepth, line: line)
+    }
+    return 0
+}
+
+private func check(_ command: Command, parser: CommandParser, catalog: Catalog, maxDepth: Int, line: [UInt8]) {
+    switch command {
+    case .mutate(let mutation, let revision):
+        check(mutation, catalog: catalog, maxDepth: maxDepth, line: line)
+        let prefix = revision.map { "IF \($0) " } ?? ""
+        let rewritten = prefix + text(of: mutation)
+        let again = parser.parse(Array(rewritten.utf8))
+        require(again == .success(command), "a parsed change written back parses the same",
+                "\(line.shown) -> \(String(reflecting: rewritten)) -> \(String(describing: again))")
+        let state = RoomState(stack: mutationStack(mutation) ?? catalog.initialStack, revision: revision ?? 7)
+        requireOneLine(Wire.state(state), line)
+        requireOneLine(Wire.event(state, op: mutation.op), line)
+    case .ping(let text):
+        requireOneLine(Wire.pong(text), line)
+    case .join(let room):
+        require(Names.isValid(room), "JOIN takes only valid room names", line.shown)
+    case .auth(let token):
+        require(!token.isEmpty, "AUTH has a token", line.shown)
+    case .hello(let version):
+        require(version == nil || version == "1", "HELLO accepts only version 1", line.shown)
+    case .get, .watch, .unwatch, .screens, .stats, .quit, .help:
+        break
+    }
+}
+
+private func check(_ mutation: Mutation, catalog: Catalog, maxDepth: Int, line: [UInt8]) {
+    func valid(_ entry: RouteEntry) {
+        guard let screen = catalog[entry.screen] else { violated("parsed screens are in the catalog", line.shown) }
+        require(screen.dataProblem(entry.data) == nil, "parsed data obeys the screen's rule", line.shown)
+        if let data = entry.data {
+            require(!data.isEmpty, "empty data is stored as none", line.shown)
+            let edges = [data.utf8.first!, data.utf8.last!]
+            require(!edges.contains(UInt8(ascii: " ")) && !edges.contains(UInt8(ascii: "\t")),
+                    "data is trimmed", line.shown)
+        }
+    }
+    switch mutation {
+    case .select(let entry), .push(let entry):
+        valid(entry)
+    case .open(let stack):
+        require(!stack.isEmpty && stack.count <= maxDepth, "an opened route is 1...maxDepth entries",
+                "\(stack.count) entries, max \(maxDepth): \(line.shown)")
+        stack.forEach(valid)
+    case .next(let data):
+        require(data != "", "empty NEXT data is none", line.shown)
+    case .pop, .root:
+        break
+    }
+}
+
+/// The line a client would type for this change.
+private func text(of mutation: Mutation) -> String {
+    func entryText(_ entry: RouteEntry) -> String { entry.data.map { "\(entry.screen) \($0)" } ?? entry.screen }
+    switch mutation {
+    case .select(let entry): return "SELECT " + entryText(entry)
+    case .push(let entry): return "PUSH " + entryText(entry)
+    case .pop: return "POP"
+    case .root: return "ROOT"
+    case .next(let data): return data.map { "NEXT \($0)" } ?? "NEXT"
+    case .open(let stack): return "OPEN " + Route.encode(stack)
+    }
+}
+
+private func mutationStack(_ mutation: Mutation) -> [RouteEntry]? {
+    switch mutation {
+    case .select(let entry), .push(let entry): return [entry]
+    case .open(let stack): return stack
+    default: return nil
+    }
+}
+
+/// A reply quoting client input must not smuggle in a second line.
+private func requireOneLine(_ bytes: [UInt8], _ line: [UInt8]) {
+    require(bytes.last == UInt8(ascii: "\n") && bytes.filter { $0 == UInt8(ascii: "\n") }.count == 1,
+            "a reply is exactly one line", "\(bytes.shown) for \(line.shown)")
+}
+
+/// The same line with the ASCII letters of its first token (and of IF's inner
+/// verb) in the other case.
+private func flippingVerbCase(_ line: [UInt8]) -> [UInt8] {
+    var out = line
+    var i = 0
+    var tokensFlipped = 0
+    var isIF = false
+    while i < out.count && tokensFlipped < 3 {
+        while i < out.count && (out[i] == 32 || out[i] == 9) { i += 1 }
+        let start = i
+        while i < out.count && out[i] != 32 && out[i] != 9 {
+            // Only the verb (token 0) and IF's verb (token 2) are case-free.
+            if tokensFlipped != 1 {
+                let b = out[i]
+                if (65...90).contains(b) { out[i] = b + 32 } else if (97...122).contains(b) { out[i] = b - 32 }
+            }
+            i += 1
+        }
+        if tokensFlipped == 0 {
+            let verb = line[start..<i]
+            isIF = verb.count == 2 && (verb.first! | 0x20) == UInt8(ascii: "i") && (verb.last! | 0x20) == UInt8(ascii: "f")
+            if !isIF { break }
+        }
+        tokensFlipped += 1
+    }
+    return out
+}

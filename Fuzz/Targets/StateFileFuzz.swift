@@ -1,0 +1,39 @@
+// The state-file loader (Journal.load, compiled in from NavSyncServer) on
+// arbitrary bytes: a user's file may be truncated, hand-edited or damaged.
+// Properties:
+//   - it never crashes; it refuses or returns rooms;
+//   - accepted rooms have valid names, a revision of at least 1 and a
+//     non-empty stack of well-formed names;
+//   - the snapshot the daemon would write for those rooms loads back to the
+//     same rooms with nothing torn.
+import NavSyncCore
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzStateFile(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
+    var input = FuzzInput(data, count)
+    let bytes = input.rest()
+    let rooms: [String: RoomState]
+    do {
+        rooms = try Journal.load(bytes).rooms
+    } catch {
+        require(error.line >= 1 && !error.problem.isEmpty, "a refusal names a line and a problem", bytes.shown)
+        return 0
+    }
+    for (name, state) in rooms {
+        require(Names.isValid(name), "loaded room names are valid", name)
+        require(state.revision >= 1, "a stored room has been changed", "\(name) at \(state.revision)")
+        require(!state.stack.isEmpty && state.stack.allSatisfy { Names.isValid($0.screen) },
+                "a loaded stack is non-empty and well-formed", name)
+    }
+    let snapshot: [UInt8]
+    do {
+        snapshot = try Journal.snapshot(rooms)
+    } catch {
+        violated("loaded rooms can be written back", "\(error)")
+    }
+    guard let reloaded = try? Journal.load(snapshot) else {
+        violated("the written snapshot loads", snapshot.shown)
+    }
+    require(!reloaded.droppedTornTail && reloaded.rooms == rooms, "the snapshot round-trips", snapshot.shown)
+    return 0
+}

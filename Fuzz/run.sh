@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with swiftc (no SwiftPM) and runs each for a
+# bounded time. Usage:
+#   Fuzz/run.sh [SECONDS] [TARGET...]      (default: $FUZZ_SECONDS or 60; every target)
+# Targets: framer parser route catalog statefile.
+#
+# NavSyncCore is compiled once, instrumented, as a static library; each target
+# is its own binary (its file plus FuzzSupport.swift; statefile also compiles
+# NavSyncServer's Journal). Work corpora, logs and crash inputs live under
+# .build/fuzz/ (override with FUZZ_BUILD_DIR); the seed corpus in
+# Fuzz/corpus/ is only read. Exit status is non-zero when a target crashes or
+# breaks a property; the input that did it is kept and named in the output.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+seconds="${1:-${FUZZ_SECONDS:-60}}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile)
+out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
+mkdir -p "$out/lib" "$out/bin" "$out/logs" "$out/artifacts"
+flags=(-parse-as-library -sanitize=fuzzer,address -O)
+# Crash reports are unreadable through swift-backtrace, and it can hold the pipe open.
+export SWIFT_BACKTRACE=enable=no
+
+core_sources=("$root"/Sources/NavSyncCore/*.swift)
+lib="$out/lib/libNavSyncCore.a"
+newer_than() {  # newer_than FILE SOURCES... : true when FILE is missing or older than a source
+    [ -e "$1" ] || return 0
+    local f="$1"; shift
+    for s in "$@"; do [ "$s" -nt "$f" ] && return 0; done
+    return 1
+}
+# build LOG ARGS... : swiftc with the fuzz flags; its chatter (ld.gold warns about
+# ASan's local symbols) goes to LOG and is shown only when the build fails.
+build() {
+    local log="$1"; shift
+    if ! swiftc "${flags[@]}" "$@" >"$log" 2>&1; then
+        grep -v 'ld.gold: warning' "$log" | tail -n 40
+        echo "fuzz: build failed; full log in $log" >&2
+        exit 1
+    fi
+}
+if newer_than "$lib" "${core_sources[@]}" "$0"; then
+    echo "fuzz: building NavSyncCore with -sanitize=fuzzer,address"
+    build "$out/logs/build-core.log" -emit-library -static -emit-module -module-name NavSyncCore \
+        -emit-module-path "$out/lib/NavSyncCore.swiftmodule" -o "$lib" "${core_sources[@]}"
+fi
+
+sources_for() {
+    local t="$1" file
+    case "$t" in
+        framer) file=FramerFuzz ;; parser) file=ParserFuzz ;; route) file=RouteFuzz ;;
+        catalog) file=CatalogFuzz ;;
+        statefile) echo "$root/Fuzz/Targets/StateFileFuzz.swift $root/Sources/NavSyncServer/Journal.swift $root/Sources/NavSyncServer/JournalStorage.swift $root/Fuzz/Targets/FuzzSupport.swift"; return ;;
+        *) echo "fuzz: unknown target $t" >&2; exit 64 ;;
+    esac
+    echo "$root/Fuzz/Targets/$file.swift $root/Fuzz/Targets/FuzzSupport.swift"
+}
+
+for t in "${targets[@]}"; do
+    read -r -a srcs <<<"$(sources_for "$t")"
+    bin="$out/bin/fuzz-$t"
+    if newer_than "$bin" "${srcs[@]}" "$lib"; then
+        echo "fuzz: building $t"
+        build "$out/logs/build-$t.log" -module-name "Fuzz_$t" -I "$out/lib" -L "$out/lib" -lNavSyncCore \
+            -o "$bin" "${srcs[@]}"
+    fi
+done
+
+status=0
+total=0
+for t in "${targets[@]}"; do
+    work="$out/corpus/$t"
+    mkdir -p "$work"
+    log="$out/logs/$t.log"
+    dict=()
+    [ -f "$root/Fuzz/dict/$t.dict" ] && dict=(-dict="$root/Fuzz/dict/$t.dict")
+    # Room for a line over the framer's largest fuzzed limit (512), for lines
+    # past the default --max-line, and for deeply nested JSON.
+    case "$t" in framer) max_len=1200 ;; catalog) max_len=8192 ;; *) max_len=4400 ;; esac
+    set +e
+    "$out/bin/fuzz-$t" "$work" "$root/Fuzz/corpus/$t" "${dict[@]}" \
+        -max_total_time="$seconds" -timeout=10 -max_len="$max_len" -use_value_profile=1 \
+        -print_final_stats=1 -artifact_prefix="$out/artifacts/$t-" >"$log" 2>&1
+    rc=$?
+    set -e
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+    corpus=$(ls "$work" | wc -l)
+    if [ "$rc" -eq 0 ]; then
+        printf 'fuzz %-9s ok    %10s executions in %ss (%s/s), work corpus %s inputs\n' \
+            "$t" "${execs:-?}" "$seconds" "${rate:-?}" "$corpus"
+        total=$((total + ${execs:-0}))
+    else
+        status=1
+        printf 'fuzz %-9s FAIL  (exit %s) after %s executions; log %s\n' "$t" "$rc" "${execs:-?}" "$log"
+        grep -E 'PROPERTY VIOLATED|Fatal error|ERROR: |SUMMARY|Test unit written|^  ' "$log" | head -n 20 | sed 's/^/    /'
+    fi
+done
+echo "fuzz: $total executions in total"
+exit $status
