@@ -30,6 +30,9 @@ if options.wantsVersion {
 
 // A client that vanishes must surface as a write error, not kill the daemon.
 signal(SIGPIPE, SIG_IGN)
+// Past a file-size limit (ulimit -f) a write must fail with EFBIG, so the
+// change is refused with ERR internal; the default action kills the daemon.
+signal(SIGXFSZ, SIG_IGN)
 let log = StderrLog.logger(level: options.logLevel)
 
 let catalog: Catalog
