@@ -1,0 +1,7 @@
+/// Why a connection's input ended. Reported once, through `StreamConnection.onEnd`.
+public enum StreamEnd: Equatable {
+    /// The peer finished sending (it closed or half-closed its side). Writing may still work.
+    case eof
+    /// A read, write or shutdown failed, for example ECONNRESET or EPIPE. The connection is unusable.
+    case error(UVError)
+}
