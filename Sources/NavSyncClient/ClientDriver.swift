@@ -1,0 +1,216 @@
+import Glibc
+import NavSyncCore
+import UVLoop
+
+/// Runs a `SyncClient` on a libuv loop: it does the socket work the state
+/// machine asks for, feeds it what happened, and keeps one timer armed for
+/// the machine's next deadline. Callers watch `onNote`.
+///
+/// Single-threaded: create it, use it and let its callbacks run on the loop thread.
+public final class ClientDriver {
+    public let endpoint: Endpoint
+    public private(set) var client: SyncClient
+    /// Called for every note, in order, on the loop thread. It may call `submit` or `stop`.
+    public var onNote: ((ClientNote) -> Void)?
+
+    private let loop: EventLoop
+    private let timer: LoopTimer
+    private var connection: StreamConnection?
+    /// Bumped whenever the current connection (or attempt) is abandoned, so
+    /// callbacks from an older one are recognised and ignored.
+    private var generation = 0
+    /// Daemon lines can be long (a deep stack of percent-encoded data); this
+    /// bounds what one broken peer can make the client hold.
+    private var framer = LineFramer(maxLineBytes: 1 << 22)
+    private var queue: [ClientAction] = []
+    private var performing = false
+
+    public init(loop: EventLoop, endpoint: Endpoint, options: SyncClientOptions) {
+        self.loop = loop
+        self.endpoint = endpoint
+        var seed = UInt64(truncatingIfNeeded: getpid())
+        seed = seed << 32 ^ loop.nowMilliseconds ^ UInt64(truncatingIfNeeded: time(nil))
+        self.client = SyncClient(options: options, seed: seed)
+        self.timer = LoopTimer(loop: loop)
+    }
+
+    /// The loop's clock, which every time the state machine sees is measured on.
+    public var now: UInt64 { loop.nowMilliseconds }
+
+    /// Starts connecting. Must be called on the loop thread.
+    public func start() {
+        perform(client.start(now: now))
+    }
+
+    /// Sends a request (or queues it until the first connection). Its reply
+    /// arrives later as `.reply(id, ...)`; the caller may not see the id
+    /// before a reply that is known at once (`.invalid`, `.lost`).
+    @discardableResult
+    public func submit(_ request: ClientRequest) -> RequestID {
+        let (id, actions) = client.submit(request, now: now)
+        perform(actions)
+        return id
+    }
+
+    /// Closes the connection and the timer for good. Must be called on the loop thread.
+    public func stop() {
+        perform(client.stop(now: now))
+        timer.close()
+    }
+
+    // MARK: Carrying out actions
+
+    /// Runs actions in order. A note handler that submits more work appends
+    /// to the same queue, so nothing overtakes what was decided earlier.
+    private func perform(_ actions: [ClientAction]) {
+        queue += actions
+        guard !performing else { return }
+        performing = true
+        var outgoing = ""
+        while !queue.isEmpty {
+            let action = queue.removeFirst()
+            switch action {
+            case .connect:
+                flush(&outgoing)
+                connect()
+            case .send(let text):
+                outgoing += text
+            case .disconnect:
+                outgoing = ""
+                dropConnection()
+            case .note(let note):
+                let handler = onNote
+                handler?(note)
+            }
+        }
+        flush(&outgoing)
+        performing = false
+        armTimer()
+    }
+
+    private func flush(_ outgoing: inout String) {
+        guard !outgoing.isEmpty else { return }
+        connection?.write([Array(outgoing.utf8)])
+        outgoing = ""
+    }
+
+    private func armTimer() {
+        guard let wake = client.nextWakeUp else {
+            timer.stop()
+            return
+        }
+        let current = now
+        // At least 1 ms, so a deadline that is due keeps the loop turning instead of spinning inside it.
+        let after = wake > current ? wake - current : 1
+        timer.start(afterMilliseconds: after) { [weak self] in
+            guard let self else { return }
+            self.perform(self.client.tick(now: self.now))
+        }
+    }
+
+    private func dropConnection() {
+        generation += 1
+        connection?.close()
+        connection = nil
+        framer = LineFramer(maxLineBytes: framer.maxLineBytes)
+    }
+
+    private func connect() {
+        dropConnection()
+        let attempt = generation
+        let completion: (Result<StreamConnection, UVError>) -> Void = { [weak self] result in
+            guard let self else {
+                if case .success(let connection) = result { connection.close() }
+                return
+            }
+            self.connected(result, attempt: attempt)
+        }
+        switch endpoint {
+        case .unix(let path):
+            StreamConnection.connectUnix(loop: loop, path: path, completion: completion)
+        case .tcp(let host, let port):
+            guard let address = Self.resolve(host) else {
+                // We are inside `perform`, so this joins its queue rather than re-entering.
+                perform(client.connectFailed("cannot resolve host \(host)", now: now))
+                return
+            }
+            StreamConnection.connectTCP(loop: loop, host: address, port: port, completion: completion)
+        }
+    }
+
+    private func connected(_ result: Result<StreamConnection, UVError>, attempt: Int) {
+        guard attempt == generation else {
+            if case .success(let stale) = result { stale.close() }
+            return
+        }
+        switch result {
+        case .failure(let error):
+            perform(client.connectFailed(error.description, now: now))
+        case .success(let connection):
+            self.connection = connection
+            connection.setNoDelay(true)
+            connection.onRead = { [weak self] bytes in
+                self?.read(bytes, attempt: attempt)
+            }
+            connection.onEnd = { [weak self] end in
+                guard let self, attempt == self.generation else { return }
+                let reason: String
+                switch end {
+                case .eof: reason = "the daemon closed the connection"
+                case .error(let error): reason = error.description
+                }
+                self.perform(self.client.connectionEnded(reason, now: self.now))
+            }
+            connection.startReading()
+            perform(client.connectSucceeded(now: now))
+        }
+    }
+
+    private func read(_ bytes: UnsafeRawBufferPointer, attempt: Int) {
+        guard attempt == generation else { return }
+        framer.append(bytes)
+        var actions: [ClientAction] = []
+        while attempt == generation, let frame = framer.next() {
+            switch frame {
+            case .line(let line):
+                actions += client.received(String(decoding: line, as: UTF8.self), now: now)
+            case .tooLong:
+                actions += client.connectionEnded("the daemon sent a line over \(framer.maxLineBytes) bytes", now: now)
+            }
+            // A disconnect decided here must stop the reading of this buffer.
+            if actions.contains(.disconnect) { break }
+        }
+        perform(actions)
+    }
+
+    /// An IP literal as is; a host name through the resolver (blocking, as
+    /// the C library's resolver is; typically /etc/hosts for a local daemon).
+    static func resolve(_ host: String) -> String? {
+        var probe = in6_addr()
+        if inet_pton(AF_INET, host, &probe) == 1 || inet_pton(AF_INET6, host, &probe) == 1 { return host }
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let list else { return nil }
+        defer { freeaddrinfo(list) }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        var entry: UnsafeMutablePointer<addrinfo>? = list
+        while let current = entry {
+            let info = current.pointee
+            if info.ai_family == AF_INET, let address = info.ai_addr {
+                var v4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+                if inet_ntop(AF_INET, &v4, &text, socklen_t(text.count)) != nil { return Self.string(text) }
+            } else if info.ai_family == AF_INET6, let address = info.ai_addr {
+                var v6 = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+                if inet_ntop(AF_INET6, &v6, &text, socklen_t(text.count)) != nil { return Self.string(text) }
+            }
+            entry = info.ai_next
+        }
+        return nil
+    }
+
+    private static func string(_ text: [CChar]) -> String {
+        String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,87 @@
+import NavSyncCore
+
+/// A command a user of the client can send, and the shape of its reply.
+public enum ClientRequest: Equatable, Sendable {
+    case get
+    case select(screen: String, data: String?)
+    case push(screen: String, data: String?)
+    case pop
+    case root
+    case next(data: String?)
+    case open(route: String)
+    case screens
+    case stats
+    case ping(String)
+
+    /// What the daemon answers with when the command succeeds.
+    public enum Expectation: Equatable, Sendable {
+        /// `OK <rev>`
+        case ok
+        /// `STATE <rev> <route>`
+        case state
+        /// `PONG [text]`
+        case pong
+        /// `HELLO navsync 1 <version>`
+        case hello
+        /// Item lines, then `END`.
+        case listing
+        /// `BYE`
+        case bye
+    }
+
+    /// The protocol line, without its `\n`.
+    public var line: String {
+        switch self {
+        case .get: return "GET"
+        case .select(let screen, let data): return Self.join("SELECT", screen, data)
+        case .push(let screen, let data): return Self.join("PUSH", screen, data)
+        case .pop: return "POP"
+        case .root: return "ROOT"
+        case .next(let data): return Self.join("NEXT", data)
+        case .open(let route): return "OPEN \(route)"
+        case .screens: return "SCREENS"
+        case .stats: return "STATS"
+        case .ping(let text): return Self.join("PING", text)
+        }
+    }
+
+    public var expectation: Expectation {
+        switch self {
+        case .get: return .state
+        case .select, .push, .pop, .root, .next, .open: return .ok
+        case .screens, .stats: return .listing
+        case .ping: return .pong
+        }
+    }
+
+    /// Why this request cannot be written as one protocol line, or nil when it can.
+    /// A line break inside an argument would end the line early and smuggle in a second command.
+    public var problem: String? {
+        switch self {
+        case .select(let screen, let data), .push(let screen, let data):
+            if screen.isEmpty { return "a screen name is needed" }
+            if screen.contains(where: Self.isBlankOrBreak) { return "a screen name has no spaces or line breaks" }
+            return Self.lineBreakProblem(data)
+        case .next(let data): return Self.lineBreakProblem(data)
+        case .open(let route):
+            if route.isEmpty { return "a route is needed, such as /red/blue" }
+            if route.contains(where: Self.isBlankOrBreak) { return "a route has no spaces or line breaks (encode them as %20)" }
+            return nil
+        case .ping(let text): return Self.lineBreakProblem(text)
+        case .get, .pop, .root, .screens, .stats: return nil
+        }
+    }
+
+    private static func lineBreakProblem(_ text: String?) -> String? {
+        guard let text, text.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return nil }
+        return "data cannot contain a line break"
+    }
+
+    private static func isBlankOrBreak(_ c: Character) -> Bool {
+        c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\r\n"
+    }
+
+    private static func join(_ parts: String?...) -> String {
+        parts.compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+    }
+}

@@ -1,0 +1,40 @@
+import NavSyncCore
+
+/// Where a client connects: a TCP address or a Unix domain socket.
+public enum Endpoint: Equatable, Sendable, CustomStringConvertible {
+    /// `host` is an IP literal (without brackets) or a name to resolve.
+    case tcp(host: String, port: Int)
+    case unix(path: String)
+
+    /// The address used when neither a flag nor `$NAVSYNC_ADDR` names one.
+    public static let defaultAddress = Endpoint.tcp(host: "127.0.0.1", port: 7878)
+
+    /// "127.0.0.1:7878", "[::1]:7878" or "unix:/run/navsync.sock": the form
+    /// the status line shows and `$NAVSYNC_ADDR` accepts.
+    public var description: String {
+        switch self {
+        case .tcp(let host, let port):
+            return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        case .unix(let path):
+            return "unix:\(path)"
+        }
+    }
+
+    /// Reads `HOST:PORT`, `[IPv6]:PORT` or `unix:PATH` (the last only where a
+    /// single string must say both, as in `$NAVSYNC_ADDR`). `source` names the
+    /// flag or variable in the error.
+    public static func parse(_ text: String, source: String) throws(CommandLineSpec.UsageError) -> Endpoint {
+        if text.hasPrefix("unix:") {
+            let path = String(text.dropFirst(5))
+            guard !path.isEmpty else { throw CommandLineSpec.UsageError("\(source) names an empty socket path") }
+            return .unix(path: path)
+        }
+        do throws(CommandLineSpec.UsageError) {
+            let (host, port) = try CommandLineSpec.hostPort(text, flag: "connect")
+            guard port > 0 else { throw CommandLineSpec.UsageError("port 0 cannot be connected to") }
+            return .tcp(host: host, port: port)
+        } catch {
+            throw CommandLineSpec.UsageError("\(source) wants HOST:PORT with a port from 1 to 65535, not '\(text)'")
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import NavSyncCore
+
+/// An `ERR <code> <message>` line from the daemon, kept whole because the
+/// command-line client prints it verbatim.
+public struct ServerError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var code: String
+    public var message: String
+    /// The line as received, without its `\n`.
+    public var line: String
+
+    public init(code: String, message: String, line: String) {
+        self.code = code
+        self.message = message
+        self.line = line
+    }
+
+    public var description: String { line }
+}
+
+/// One line the daemon sent, classified by its first token. Parsing never
+/// fails: a line the client does not understand is `.other`.
+public enum ServerLine: Equatable, Sendable {
+    case ok(revision: UInt64)
+    /// `STATE <rev> <route>`: a reply to GET, WATCH or JOIN, or a resync.
+    case state(revision: UInt64, route: String)
+    /// `EVENT <rev> <op> <route>`: only ever unasked, to a watcher.
+    case event(revision: UInt64, op: String, route: String)
+    case error(ServerError)
+    case pong(String)
+    case hello(String)
+    /// A `SCREEN ...` or `STAT ...` line of a listing; kept as text until its `END`.
+    case item(String)
+    case end
+    case bye
+    case other(String)
+
+    public static func parse(_ line: String) -> ServerLine {
+        let (verb, rest) = split(Substring(line))
+        switch verb {
+        case "OK":
+            guard let revision = UInt64(rest) else { return .other(line) }
+            return .ok(revision: revision)
+        case "STATE":
+            let (rev, route) = split(rest)
+            guard let revision = UInt64(rev), !route.isEmpty, !route.contains(" ") else { return .other(line) }
+            return .state(revision: revision, route: String(route))
+        case "EVENT":
+            let (rev, afterRev) = split(rest)
+            let (op, route) = split(afterRev)
+            guard let revision = UInt64(rev), !op.isEmpty, !route.isEmpty, !route.contains(" ") else {
+                return .other(line)
+            }
+            return .event(revision: revision, op: String(op), route: String(route))
+        case "ERR":
+            let (code, message) = split(rest)
+            return .error(ServerError(code: String(code), message: String(message), line: line))
+        case "PONG": return .pong(String(rest))
+        case "HELLO": return .hello(String(rest))
+        case "SCREEN", "STAT": return .item(line)
+        case "END": return rest.isEmpty ? .end : .other(line)
+        case "BYE": return .bye
+        default: return .other(line)
+        }
+    }
+
+    /// The first space-separated token and the rest with its leading blanks removed.
+    static func split(_ text: Substring) -> (Substring, Substring) {
+        guard let space = text.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return (text, "") }
+        let rest = text[space...].drop(while: { $0 == " " || $0 == "\t" })
+        return (text[..<space], rest)
+    }
+}
+
+/// One screen of the daemon's catalog as `SCREENS` reports it. The protocol
+/// carries no message, so the client knows only these fields.
+public struct CatalogEntry: Equatable, Sendable {
+    public var name: String
+    public var color: ScreenColor?
+    public var next: String?
+    public var data: DataRule
+    public var title: String
+
+    public init(name: String, color: ScreenColor?, next: String?, data: DataRule, title: String) {
+        self.name = name
+        self.color = color
+        self.next = next
+        self.data = data
+        self.title = title
+    }
+
+    /// Reads `SCREEN <name> <color> <next or -> <data> <title>`; nil for anything else.
+    public init?(screenLine line: String) {
+        let (verb, a) = ServerLine.split(Substring(line))
+        let (name, b) = ServerLine.split(a)
+        let (color, c) = ServerLine.split(b)
+        let (next, d) = ServerLine.split(c)
+        let (data, title) = ServerLine.split(d)
+        guard verb == "SCREEN", !name.isEmpty, !color.isEmpty, !next.isEmpty, let rule = DataRule(rawValue: String(data))
+        else { return nil }
+        self.name = String(name)
+        self.color = ScreenColor(rawValue: String(color))
+        self.next = next == "-" ? nil : String(next)
+        self.data = rule
+        self.title = title.isEmpty ? String(name) : String(title)
+    }
+}

@@ -1,0 +1,519 @@
+import NavSyncCore
+
+/// Names one request a caller submitted, so its reply can be told apart.
+public typealias RequestID = Int
+
+/// How a `SyncClient` behaves; the presets match the three ways `navsync` runs.
+public struct SyncClientOptions: Sendable, Equatable {
+    /// Joined right after connecting; nil or `main` stays in the default room.
+    public var room: String?
+    /// Sent with `AUTH` before anything else.
+    public var token: String?
+    /// Subscribe with `WATCH` and keep `snapshot` current.
+    public var watch: Bool
+    /// Ask for `SCREENS` on every connection.
+    public var loadCatalog: Bool
+    /// Ask for `STATS` with every heartbeat (for the watcher count).
+    public var pollStats: Bool
+    /// Come back after a lost connection; otherwise the first loss stops the client.
+    public var reconnect: Bool
+    /// A `PING` goes out this long after the previous one; 0 sends none.
+    public var heartbeatMilliseconds: UInt64
+    /// A connection whose oldest unanswered command is this old is dead.
+    public var replyTimeoutMilliseconds: UInt64
+    /// A connect attempt that has not completed after this long is abandoned.
+    public var connectTimeoutMilliseconds: UInt64
+    public var backoff: ReconnectBackoff
+
+    public init(room: String? = nil, token: String? = nil, watch: Bool, loadCatalog: Bool = false,
+                pollStats: Bool = false, reconnect: Bool, heartbeatMilliseconds: UInt64 = 2000,
+                replyTimeoutMilliseconds: UInt64 = 4000, connectTimeoutMilliseconds: UInt64 = 3000,
+                backoff: ReconnectBackoff = ReconnectBackoff()) {
+        self.room = room
+        self.token = token
+        self.watch = watch
+        self.loadCatalog = loadCatalog
+        self.pollStats = pollStats
+        self.reconnect = reconnect
+        self.heartbeatMilliseconds = heartbeatMilliseconds
+        self.replyTimeoutMilliseconds = replyTimeoutMilliseconds
+        self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
+        self.backoff = backoff
+    }
+
+    /// The full-screen client: watches, knows the catalog and the watcher count, never gives up.
+    public static func interactive(room: String?, token: String?) -> SyncClientOptions {
+        SyncClientOptions(room: room, token: token, watch: true, loadCatalog: true, pollStats: true, reconnect: true)
+    }
+
+    /// `navsync watch`: a stream of changes that survives daemon restarts.
+    public static func stream(room: String?, token: String?) -> SyncClientOptions {
+        SyncClientOptions(room: room, token: token, watch: true, reconnect: true)
+    }
+
+    /// One command and its reply; a lost connection is an error, not a retry.
+    public static func oneShot(room: String?, token: String?) -> SyncClientOptions {
+        SyncClientOptions(room: room, token: token, watch: false, reconnect: false, heartbeatMilliseconds: 0,
+                          replyTimeoutMilliseconds: 10_000, connectTimeoutMilliseconds: 5000)
+    }
+}
+
+/// The connection's life as the user sees it.
+public enum Link: Equatable, Sendable {
+    /// `start` has not been called.
+    case idle
+    /// A connect attempt is in flight; `failures` attempts in a row failed before it.
+    case connecting(failures: Int)
+    /// Connected; the greeting commands (AUTH, JOIN, SCREENS, WATCH) are not all answered yet.
+    case handshaking
+    /// Connected and, when watching, in sync.
+    case live
+    /// Disconnected; the next attempt starts at `retryAt` (loop milliseconds).
+    case waiting(retryAt: UInt64, failures: Int, reason: String)
+    /// Finished for good: closed by the caller, refused by the daemon, or lost in one-shot mode.
+    case stopped(reason: String)
+}
+
+/// The answer to one submitted request.
+public enum Reply: Equatable, Sendable {
+    case ok(revision: UInt64)
+    case state(RoomState)
+    /// The item lines of a listing, without the closing `END`.
+    case listing([String])
+    case pong(String)
+    case error(ServerError)
+    /// The daemon answered with something this client does not understand here.
+    case unexpected(String)
+    /// The request cannot be written as a protocol line; nothing was sent.
+    case invalid(String)
+    /// No answer will come: the connection went away (or never was).
+    case lost(String)
+}
+
+/// Why a snapshot of the room replaced the client's copy.
+public enum SnapshotCause: Equatable, Sendable {
+    /// The first `WATCH` answer on a new connection.
+    case connected
+    /// A fresh `STATE` after a gap, or one the daemon sent a slow watcher.
+    case resync
+}
+
+/// What happened, for whoever shows it.
+public enum ClientNote: Equatable, Sendable {
+    case link(Link)
+    case snapshot(RoomState, SnapshotCause)
+    /// A change arrived as an `EVENT`; the state is the room after it.
+    case event(RoomState, op: String)
+    /// Revisions jumped from the expected one; a resync is on its way.
+    case gap(expected: UInt64, received: UInt64)
+    case catalog([CatalogEntry])
+    /// `STAT` keys and values, from the heartbeat's `STATS`.
+    case stats([String: String])
+    case reply(RequestID, Reply)
+    /// An `ERR` that answers none of the caller's requests (a refused greeting, `busy`).
+    case serverError(ServerError)
+}
+
+/// What the owner of the socket must do, in order.
+public enum ClientAction: Equatable, Sendable {
+    /// Start connecting; report back with `connectSucceeded` or `connectFailed`.
+    case connect
+    /// Write these bytes (one or more complete lines).
+    case send(String)
+    /// Close the connection, or abandon the connect attempt in flight.
+    case disconnect
+    case note(ClientNote)
+}
+
+/// The client side of the line protocol as a state machine with no IO: the
+/// owner feeds it what happened (connected, a line arrived, time passed) and
+/// carries out the actions it returns. That is what lets its rules be tested
+/// line by line without a socket:
+///
+/// - Replies come in the order of the commands, so each non-event line
+///   answers the oldest unanswered command. `EVENT` lines are never replies.
+///   A `STATE` is a reply only when the oldest command expects one; any other
+///   `STATE` is a resync. Were a resync to arrive just before a `GET`'s reply,
+///   the two would be swapped, which is harmless: both are whole snapshots.
+/// - While watching, an event must carry the next revision. An older one is
+///   ignored; a newer one is applied (it carries the whole stack) and a fresh
+///   `WATCH` is sent to resynchronise.
+/// - A snapshot always replaces the local copy, even with a lower revision:
+///   a daemon restarted without a state file starts again at 0.
+/// - A dead peer is noticed by the heartbeat: the oldest unanswered command
+///   (a `PING` at the latest) may not be older than the reply timeout.
+/// - Lost connections are retried after `ReconnectBackoff`'s jittered wait.
+///
+/// Times are loop milliseconds passed in by the owner.
+public struct SyncClient {
+    enum Purpose: Equatable {
+        case auth, join, catalog, heartbeat, stats
+        case watch(resync: Bool)
+        case user(RequestID)
+
+        var isGreeting: Bool {
+            switch self {
+            case .auth, .join, .catalog, .watch(resync: false): return true
+            default: return false
+            }
+        }
+    }
+
+    struct Pending: Equatable {
+        var purpose: Purpose
+        var expectation: ClientRequest.Expectation
+        var sentAt: UInt64
+    }
+
+    public let options: SyncClientOptions
+    public private(set) var link: Link = .idle
+    /// The room as last seen: from `WATCH`, events and resyncs. Nil until the first snapshot.
+    public private(set) var snapshot: RoomState?
+    /// From `SCREENS`; empty until it arrives.
+    public private(set) var catalog: [CatalogEntry] = []
+    /// Watchers of this room, from the last `STATS`.
+    public private(set) var watchers: Int?
+
+    private var pending: [Pending] = []
+    /// Item lines collected for the oldest command, a listing.
+    private var listing: [String] = []
+    /// Requests submitted before the connection was up.
+    private var queued: [(RequestID, ClientRequest)] = []
+    private var nextID: RequestID = 1
+    private var failures = 0
+    private var greetingsLeft = 0
+    private var watching = false
+    private var resyncInFlight = false
+    private var connectStartedAt: UInt64 = 0
+    private var lastHeartbeatAt: UInt64 = 0
+    /// Why the daemon is about to close this connection, if it said so.
+    private var farewell: String?
+    private var random: SplitMix64
+
+    public init(options: SyncClientOptions, seed: UInt64) {
+        self.options = options
+        self.random = SplitMix64(seed: seed)
+    }
+
+    // MARK: Inputs
+
+    /// Begins the first connect attempt.
+    public mutating func start(now: UInt64) -> [ClientAction] {
+        guard link == .idle else { return [] }
+        return beginConnect(now: now)
+    }
+
+    /// Ends the client for good; unanswered requests are reported lost.
+    public mutating func stop(now: UInt64, reason: String = "closed") -> [ClientAction] {
+        if case .stopped = link { return [] }
+        var actions = failOutstanding(.lost(reason))
+        resetConnection()
+        link = .stopped(reason: reason)
+        actions += [.disconnect, .note(.link(link))]
+        return actions
+    }
+
+    /// Submits a request. Before the first connection it waits; while
+    /// disconnected it is answered `.lost` at once rather than replayed later,
+    /// so a change is never made twice behind the user's back.
+    public mutating func submit(_ request: ClientRequest, now: UInt64) -> (RequestID, [ClientAction]) {
+        let id = nextID
+        nextID += 1
+        if let problem = request.problem { return (id, [.note(.reply(id, .invalid(problem)))]) }
+        switch link {
+        case .idle, .connecting:
+            queued.append((id, request))
+            return (id, [])
+        case .handshaking, .live:
+            pending.append(Pending(purpose: .user(id), expectation: request.expectation, sentAt: now))
+            return (id, [.send(request.line + "\n")])
+        case .waiting(_, _, let reason), .stopped(let reason):
+            return (id, [.note(.reply(id, .lost("not connected: \(reason)")))])
+        }
+    }
+
+    /// The connect attempt completed: send the greeting and anything queued, in one batch.
+    public mutating func connectSucceeded(now: UInt64) -> [ClientAction] {
+        guard case .connecting = link else { return [] }
+        var lines: [String] = []
+        func ask(_ line: String, _ purpose: Purpose, _ expectation: ClientRequest.Expectation) {
+            lines.append(line)
+            pending.append(Pending(purpose: purpose, expectation: expectation, sentAt: now))
+        }
+        if let token = options.token { ask("AUTH \(token)", .auth, .ok) }
+        if let room = options.room, room != "main" { ask("JOIN \(room)", .join, .state) }
+        if options.loadCatalog { ask("SCREENS", .catalog, .listing) }
+        if options.watch { ask("WATCH", .watch(resync: false), .state) }
+        greetingsLeft = pending.count
+        if options.pollStats { ask("STATS", .stats, .listing) }
+        for (id, request) in queued {
+            ask(request.line, .user(id), request.expectation)
+        }
+        queued.removeAll()
+        lastHeartbeatAt = now
+        link = greetingsLeft == 0 ? .live : .handshaking
+        if link == .live { failures = 0 }
+        var actions: [ClientAction] = [.note(.link(link))]
+        if !lines.isEmpty { actions.append(.send(lines.map { $0 + "\n" }.joined())) }
+        return actions
+    }
+
+    public mutating func connectFailed(_ reason: String, now: UInt64) -> [ClientAction] {
+        guard case .connecting = link else { return [] }
+        return lose(reason, now: now)
+    }
+
+    /// The connection ended (end of stream or an error).
+    public mutating func connectionEnded(_ reason: String, now: UInt64) -> [ClientAction] {
+        switch link {
+        case .handshaking, .live: return lose(farewell ?? reason, now: now)
+        default: return []
+        }
+    }
+
+    /// One line from the daemon, without its `\n`.
+    public mutating func received(_ line: String, now: UInt64) -> [ClientAction] {
+        switch link {
+        case .handshaking, .live: break
+        default: return []
+        }
+        let parsed = ServerLine.parse(line)
+        if case .event(let revision, let op, let route) = parsed {
+            return applyEvent(revision: revision, op: op, route: route, now: now)
+        }
+        // `busy` is sent unasked, right before the daemon closes; it answers nothing.
+        if case .error(let error) = parsed, error.code == ErrorCode.busy.rawValue { return unasked(parsed) }
+        guard let head = pending.first else { return unasked(parsed) }
+
+        if head.expectation == .listing {
+            switch parsed {
+            case .end:
+                let items = listing
+                listing = []
+                return complete(.listing(items), now: now)
+            case .error(let error) where listing.isEmpty:
+                return complete(.error(error), now: now)
+            case .state where watching:
+                return unasked(parsed)
+            case .bye:
+                return unasked(parsed)
+            default:
+                listing.append(line)
+                return []
+            }
+        }
+
+        switch (parsed, head.expectation) {
+        case (.error(let error), _):
+            return complete(.error(error), now: now)
+        case (.ok(let revision), .ok):
+            return complete(.ok(revision: revision), now: now)
+        case (.pong(let text), .pong):
+            return complete(.pong(text), now: now)
+        case (.hello(let text), .hello):
+            return complete(.unexpected("HELLO " + text), now: now)
+        case (.bye, .bye):
+            return complete(.unexpected("BYE"), now: now)
+        case (.state(let revision, let route), .state):
+            switch Route.decode(route) {
+            case .success(let stack): return complete(.state(RoomState(stack: stack, revision: revision)), now: now)
+            case .failure: return complete(.unexpected(line), now: now)
+            }
+        case (.state, _) where watching, (.bye, _):
+            return unasked(parsed)
+        default:
+            return complete(.unexpected(line), now: now)
+        }
+    }
+
+    /// Time passed: retry, time out, or send a heartbeat.
+    public mutating func tick(now: UInt64) -> [ClientAction] {
+        switch link {
+        case .waiting(let retryAt, _, _) where now >= retryAt:
+            return beginConnect(now: now)
+        case .connecting where now &- connectStartedAt >= options.connectTimeoutMilliseconds:
+            return lose("no connection after \(seconds(options.connectTimeoutMilliseconds))", now: now)
+        case .handshaking, .live:
+            if let oldest = pending.first, now &- oldest.sentAt >= options.replyTimeoutMilliseconds {
+                return lose("no reply for \(seconds(options.replyTimeoutMilliseconds))", now: now)
+            }
+            if let due = heartbeatDue, now >= due {
+                lastHeartbeatAt = now
+                var lines = "PING\n"
+                pending.append(Pending(purpose: .heartbeat, expectation: .pong, sentAt: now))
+                if options.pollStats {
+                    lines += "STATS\n"
+                    pending.append(Pending(purpose: .stats, expectation: .listing, sentAt: now))
+                }
+                return [.send(lines)]
+            }
+            return []
+        default:
+            return []
+        }
+    }
+
+    /// When `tick` next has something to do (loop milliseconds), or nil.
+    public var nextWakeUp: UInt64? {
+        switch link {
+        case .waiting(let retryAt, _, _):
+            return retryAt
+        case .connecting:
+            return connectStartedAt + options.connectTimeoutMilliseconds
+        case .handshaking, .live:
+            let timeout = pending.first.map { $0.sentAt + options.replyTimeoutMilliseconds }
+            switch (timeout, heartbeatDue) {
+            case let (a?, b?): return min(a, b)
+            case let (a, b): return a ?? b
+            }
+        case .idle, .stopped:
+            return nil
+        }
+    }
+
+    /// Due only when live and no heartbeat is still unanswered.
+    private var heartbeatDue: UInt64? {
+        guard link == .live, options.heartbeatMilliseconds > 0,
+              !pending.contains(where: { $0.purpose == .heartbeat }) else { return nil }
+        return lastHeartbeatAt + options.heartbeatMilliseconds
+    }
+
+    // MARK: Rules
+
+    private mutating func beginConnect(now: UInt64) -> [ClientAction] {
+        resetConnection()
+        link = .connecting(failures: failures)
+        connectStartedAt = now
+        return [.note(.link(link)), .connect]
+    }
+
+    private mutating func resetConnection() {
+        pending.removeAll()
+        listing.removeAll()
+        greetingsLeft = 0
+        watching = false
+        resyncInFlight = false
+        farewell = nil
+    }
+
+    private mutating func lose(_ reason: String, now: UInt64) -> [ClientAction] {
+        var actions: [ClientAction] = [.disconnect]
+        actions += failOutstanding(.lost(reason))
+        resetConnection()
+        if options.reconnect {
+            failures += 1
+            let wait = options.backoff.delay(failures: failures, using: &random)
+            link = .waiting(retryAt: now + wait, failures: failures, reason: reason)
+        } else {
+            link = .stopped(reason: reason)
+        }
+        actions.append(.note(.link(link)))
+        return actions
+    }
+
+    /// Answers every request that will now never be answered.
+    private mutating func failOutstanding(_ reply: Reply) -> [ClientAction] {
+        var actions: [ClientAction] = []
+        for entry in pending {
+            if case .user(let id) = entry.purpose { actions.append(.note(.reply(id, reply))) }
+        }
+        for (id, _) in queued { actions.append(.note(.reply(id, reply))) }
+        pending.removeAll()
+        queued.removeAll()
+        return actions
+    }
+
+    /// The oldest command has its answer.
+    private mutating func complete(_ reply: Reply, now: UInt64) -> [ClientAction] {
+        let head = pending.removeFirst()
+        var actions: [ClientAction] = []
+        switch (head.purpose, reply) {
+        case (.user(let id), _):
+            actions.append(.note(.reply(id, reply)))
+        case (.auth, .error(let error)) where error.code == ErrorCode.badArgs.rawValue:
+            // A token for a daemon that wants none: the daemon says so, and everything else works.
+            actions.append(.note(.serverError(error)))
+        case (let purpose, .error(let error)) where purpose.isGreeting:
+            // A refused greeting (wrong token, no token, a bad room) would be refused
+            // again on every reconnect: stop and say why.
+            actions += failOutstanding(.error(error))
+            resetConnection()
+            link = .stopped(reason: error.line)
+            return actions + [.disconnect, .note(.serverError(error)), .note(.link(link))]
+        case (.catalog, .listing(let lines)):
+            catalog = lines.compactMap(CatalogEntry.init(screenLine:))
+            actions.append(.note(.catalog(catalog)))
+        case (.watch(let resync), .state(let state)):
+            watching = true
+            if resync { resyncInFlight = false }
+            snapshot = state
+            actions.append(.note(.snapshot(state, resync ? .resync : .connected)))
+        case (.stats, .listing(let lines)):
+            var figures: [String: String] = [:]
+            for line in lines {
+                let (verb, rest) = ServerLine.split(Substring(line))
+                let (key, value) = ServerLine.split(rest)
+                if verb == "STAT", !key.isEmpty { figures[String(key)] = String(value) }
+            }
+            watchers = figures["watchers"].flatMap { Int($0) }
+            actions.append(.note(.stats(figures)))
+        case (_, .error(let error)):
+            actions.append(.note(.serverError(error)))
+        default:
+            break  // auth ok, join's state, pong: nothing to report
+        }
+        if head.purpose.isGreeting {
+            greetingsLeft -= 1
+            if greetingsLeft == 0, link == .handshaking {
+                link = .live
+                failures = 0
+                lastHeartbeatAt = now
+                actions.append(.note(.link(link)))
+            }
+        }
+        return actions
+    }
+
+    /// A line that answers no command: a resync `STATE`, `BYE`, or an `ERR` such as `busy`.
+    private mutating func unasked(_ line: ServerLine) -> [ClientAction] {
+        switch line {
+        case .state(let revision, let route) where watching:
+            guard case .success(let stack) = Route.decode(route) else { return [] }
+            let state = RoomState(stack: stack, revision: revision)
+            snapshot = state
+            return [.note(.snapshot(state, .resync))]
+        case .bye:
+            farewell = "the daemon shut down"
+            return []
+        case .error(let error):
+            if error.code == ErrorCode.busy.rawValue { farewell = "the daemon is busy: \(error.message)" }
+            return [.note(.serverError(error))]
+        default:
+            return []
+        }
+    }
+
+    private mutating func applyEvent(revision: UInt64, op: String, route: String, now: UInt64) -> [ClientAction] {
+        guard watching, let current = snapshot, revision > current.revision else { return [] }
+        guard case .success(let stack) = Route.decode(route) else { return requestResync(now: now) }
+        let state = RoomState(stack: stack, revision: revision)
+        snapshot = state
+        var actions: [ClientAction] = [.note(.event(state, op: op))]
+        if revision != current.revision + 1 {
+            actions.append(.note(.gap(expected: current.revision + 1, received: revision)))
+            actions += requestResync(now: now)
+        }
+        return actions
+    }
+
+    private mutating func requestResync(now: UInt64) -> [ClientAction] {
+        guard !resyncInFlight else { return [] }
+        resyncInFlight = true
+        pending.append(Pending(purpose: .watch(resync: true), expectation: .state, sentAt: now))
+        return [.send("WATCH\n")]
+    }
+
+    private func seconds(_ milliseconds: UInt64) -> String {
+        milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(Double(milliseconds) / 1000)s"
+    }
+}

@@ -1,0 +1,58 @@
+import NavSyncCore
+import XCTest
+import NavSyncClient
+
+final class ServerLineTests: XCTestCase {
+    func test_parse_everyKindOfLine() {
+        XCTAssertEqual(ServerLine.parse("OK 12"), .ok(revision: 12))
+        XCTAssertEqual(ServerLine.parse("STATE 3 /green/blue:hi%20there"), .state(revision: 3, route: "/green/blue:hi%20there"))
+        XCTAssertEqual(ServerLine.parse("EVENT 4 push /a/b"), .event(revision: 4, op: "push", route: "/a/b"))
+        XCTAssertEqual(ServerLine.parse("ERR conflict current=12"),
+                       .error(ServerError(code: "conflict", message: "current=12", line: "ERR conflict current=12")))
+        XCTAssertEqual(ServerLine.parse("PONG"), .pong(""))
+        XCTAssertEqual(ServerLine.parse("PONG hello  there"), .pong("hello  there"))
+        XCTAssertEqual(ServerLine.parse("HELLO navsync 1 0.1.0"), .hello("navsync 1 0.1.0"))
+        XCTAssertEqual(ServerLine.parse("SCREEN red red green none Red"), .item("SCREEN red red green none Red"))
+        XCTAssertEqual(ServerLine.parse("STAT uptime_s 4"), .item("STAT uptime_s 4"))
+        XCTAssertEqual(ServerLine.parse("END"), .end)
+        XCTAssertEqual(ServerLine.parse("BYE"), .bye)
+    }
+
+    func test_parse_malformedLines_areOther() {
+        for line in ["", "OK", "OK x", "STATE 1", "STATE x /red", "EVENT 1 push", "EVENT 1 /red", "ENDX", "END now",
+                     "navsync protocol 1", "STATE 1 /a /b"] {
+            guard case .other = ServerLine.parse(line) else { return XCTFail("'\(line)' parsed as \(ServerLine.parse(line))") }
+        }
+    }
+
+    func test_catalogEntry_fromScreenLine() {
+        XCTAssertEqual(CatalogEntry(screenLine: "SCREEN viewB magenta viewC required Got data: from A"),
+                       CatalogEntry(name: "viewB", color: .magenta, next: "viewC", data: .required, title: "Got data: from A"))
+        XCTAssertEqual(CatalogEntry(screenLine: "SCREEN last cyan - none Last")?.next, nil)
+        XCTAssertNil(CatalogEntry(screenLine: "SCREEN x red - sometimes X"))
+        XCTAssertNil(CatalogEntry(screenLine: "STAT x 1"))
+    }
+
+    func test_requestLines() {
+        XCTAssertEqual(ClientRequest.select(screen: "blue", data: "hello world").line, "SELECT blue hello world")
+        XCTAssertEqual(ClientRequest.push(screen: "red", data: nil).line, "PUSH red")
+        XCTAssertEqual(ClientRequest.next(data: "").line, "NEXT")
+        XCTAssertEqual(ClientRequest.open(route: "/red/blue:x").line, "OPEN /red/blue:x")
+        XCTAssertNil(ClientRequest.select(screen: "blue", data: "tabs\tand spaces").problem)
+        XCTAssertNotNil(ClientRequest.select(screen: "two words", data: nil).problem)
+        XCTAssertNotNil(ClientRequest.select(screen: "", data: nil).problem)
+        XCTAssertNotNil(ClientRequest.next(data: "a\r\nb").problem)
+        XCTAssertNotNil(ClientRequest.open(route: "/a b").problem)
+    }
+
+    func test_endpoint_parse() throws {
+        XCTAssertEqual(try Endpoint.parse("127.0.0.1:7878", source: "--connect"), .tcp(host: "127.0.0.1", port: 7878))
+        XCTAssertEqual(try Endpoint.parse("[::1]:9000", source: "--connect"), .tcp(host: "::1", port: 9000))
+        XCTAssertEqual(try Endpoint.parse("localhost:1", source: "--connect"), .tcp(host: "localhost", port: 1))
+        XCTAssertEqual(try Endpoint.parse("unix:/tmp/n.sock", source: "$NAVSYNC_ADDR"), .unix(path: "/tmp/n.sock"))
+        XCTAssertEqual(Endpoint.tcp(host: "::1", port: 9000).description, "[::1]:9000")
+        for bad in ["7878", "host:", "host:0", "host:70000", "unix:", ":80"] {
+            XCTAssertThrowsError(try Endpoint.parse(bad, source: "--connect"), bad)
+        }
+    }
+}

@@ -1,0 +1,427 @@
+import NavSyncCore
+import XCTest
+import NavSyncClient
+
+/// Drives a `SyncClient` by hand: no socket, a clock the test moves, and
+/// every action collected so a test reads the machine's decisions.
+struct Harness {
+    var client: SyncClient
+    var now: UInt64 = 1000
+    var actions: [ClientAction] = []
+
+    init(_ options: SyncClientOptions, seed: UInt64 = 7) {
+        client = SyncClient(options: options, seed: seed)
+    }
+
+    /// Lines written since the last call, split one per element.
+    mutating func takeSent() -> [String] {
+        var lines: [String] = []
+        var rest: [ClientAction] = []
+        for action in actions {
+            if case .send(let text) = action {
+                lines += text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+            } else {
+                rest.append(action)
+            }
+        }
+        actions = rest
+        return lines
+    }
+
+    mutating func takeNotes() -> [ClientNote] {
+        let notes = actions.compactMap { action -> ClientNote? in
+            if case .note(let note) = action { return note }
+            return nil
+        }
+        actions.removeAll { if case .note = $0 { return true } else { return false } }
+        return notes
+    }
+
+    mutating func takeAll() -> [ClientAction] {
+        defer { actions = [] }
+        return actions
+    }
+
+    mutating func start() { actions += client.start(now: now) }
+    mutating func connected() { actions += client.connectSucceeded(now: now) }
+    mutating func receive(_ lines: String...) {
+        for line in lines { actions += client.received(line, now: now) }
+    }
+    mutating func ended(_ reason: String = "eof") { actions += client.connectionEnded(reason, now: now) }
+    mutating func connectFailed(_ reason: String = "connection refused") { actions += client.connectFailed(reason, now: now) }
+    mutating func advance(_ milliseconds: UInt64) {
+        now += milliseconds
+        actions += client.tick(now: now)
+    }
+    @discardableResult
+    mutating func submit(_ request: ClientRequest) -> RequestID {
+        let (id, more) = client.submit(request, now: now)
+        actions += more
+        return id
+    }
+
+    /// Connects, greets and answers WATCH with `STATE rev route`.
+    mutating func goLive(rev: UInt64 = 0, route: String = "/red") {
+        start()
+        connected()
+        receive("STATE \(rev) \(route)")
+        _ = takeAll()
+    }
+}
+
+func state(_ rev: UInt64, _ route: String) -> RoomState {
+    guard case .success(let stack) = Route.decode(route) else { fatalError("bad route in test: \(route)") }
+    return RoomState(stack: stack, revision: rev)
+}
+
+final class SyncClientTests: XCTestCase {
+    let watchOnly = SyncClientOptions(watch: true, reconnect: true)
+
+    func test_start_asksToConnect_thenGreetsInOrder() {
+        var h = Harness(.interactive(room: "lobby", token: "s3cret"))
+        h.start()
+        XCTAssertEqual(h.takeAll(), [.note(.link(.connecting(failures: 0))), .connect])
+        h.connected()
+        XCTAssertEqual(h.takeSent(), ["AUTH s3cret", "JOIN lobby", "SCREENS", "WATCH", "STATS"])
+        XCTAssertEqual(h.takeNotes(), [.link(.handshaking)])
+    }
+
+    func test_mainRoom_isNotJoined() {
+        var h = Harness(SyncClientOptions(room: "main", watch: true, reconnect: true))
+        h.start()
+        h.connected()
+        XCTAssertEqual(h.takeSent(), ["WATCH"])
+    }
+
+    func test_greeting_answers_makeTheLinkLive_withSnapshotAndCatalog() {
+        var h = Harness(.interactive(room: "lobby", token: "s3cret"))
+        h.start()
+        h.connected()
+        _ = h.takeAll()
+        h.receive("OK 4", "STATE 4 /green",
+                  "SCREEN red red green none Red", "SCREEN blue blue red optional Big Blue", "END",
+                  "STATE 4 /green",
+                  "STAT version 0.1.0", "STAT watchers 3", "END")
+        let notes = h.takeNotes()
+        XCTAssertEqual(notes, [
+            .catalog([
+                CatalogEntry(name: "red", color: .red, next: "green", data: .none, title: "Red"),
+                CatalogEntry(name: "blue", color: .blue, next: "red", data: .optional, title: "Big Blue"),
+            ]),
+            .snapshot(state(4, "/green"), .connected),
+            .link(.live),
+            .stats(["version": "0.1.0", "watchers": "3"]),
+        ])
+        XCTAssertEqual(h.client.watchers, 3)
+        XCTAssertEqual(h.client.snapshot, state(4, "/green"))
+    }
+
+    func test_events_interleavedWithReplies_goToTheRightPlace() {
+        var h = Harness(watchOnly)
+        h.goLive(rev: 5, route: "/red")
+        let get = h.submit(.get)
+        let select = h.submit(.select(screen: "blue", data: "hi there"))
+        XCTAssertEqual(h.takeSent(), ["GET", "SELECT blue hi there"])
+        // Another client's change lands before our GET is answered.
+        h.receive("EVENT 6 select /green",
+                  "STATE 6 /green",
+                  "OK 7",
+                  "EVENT 7 select /blue:hi%20there")
+        XCTAssertEqual(h.takeNotes(), [
+            .event(state(6, "/green"), op: "select"),
+            .reply(get, .state(state(6, "/green"))),
+            .reply(select, .ok(revision: 7)),
+            .event(state(7, "/blue:hi%20there"), op: "select"),
+        ])
+        XCTAssertEqual(h.client.snapshot?.revision, 7)
+    }
+
+    func test_eventsInsideAListing_areStillEvents() {
+        var h = Harness(watchOnly)
+        h.goLive()
+        let id = h.submit(.screens)
+        h.receive("SCREEN red red green none Red", "EVENT 1 push /red/blue", "SCREEN blue blue red optional Blue", "END")
+        XCTAssertEqual(h.takeNotes(), [
+            .event(state(1, "/red/blue"), op: "push"),
+            .reply(id, .listing(["SCREEN red red green none Red", "SCREEN blue blue red optional Blue"])),
+        ])
+    }
+
+    func test_errorReply_goesToItsRequest_andTheLinkStaysUp() {
+        var h = Harness(watchOnly)
+        h.goLive()
+        let pop = h.submit(.pop)
+        let list = h.submit(.screens)
+        h.receive("ERR at-root the stack has one entry", "ERR auth-required log in first")
+        XCTAssertEqual(h.takeNotes(), [
+            .reply(pop, .error(ServerError(code: "at-root", message: "the stack has one entry",
+                                           line: "ERR at-root the stack has one entry"))),
+            .reply(list, .error(ServerError(code: "auth-required", message: "log in first",
+                                            line: "ERR auth-required log in first"))),
+        ])
+        XCTAssertEqual(h.client.link, .live)
+    }
+
+    func test_staleEvent_isIgnored() {
+        var h = Harness(watchOnly)
+        h.goLive(rev: 9, route: "/blue")
+        h.receive("EVENT 9 select /red", "EVENT 3 select /green")
+        XCTAssertEqual(h.takeAll(), [])
+        XCTAssertEqual(h.client.snapshot, state(9, "/blue"))
+    }
+
+    func test_gap_appliesTheEvent_andResyncsWithWatch_once() {
+        var h = Harness(watchOnly)
+        h.goLive(rev: 2, route: "/red")
+        h.receive("EVENT 5 next /green", "EVENT 7 next /blue")
+        XCTAssertEqual(h.takeNotes(), [
+            .event(state(5, "/green"), op: "next"),
+            .gap(expected: 3, received: 5),
+            .event(state(7, "/blue"), op: "next"),
+            .gap(expected: 6, received: 7),
+        ])
+        XCTAssertEqual(h.takeSent(), ["WATCH"], "one resync in flight at a time")
+        h.receive("STATE 7 /blue", "EVENT 8 pop /red")
+        XCTAssertEqual(h.takeNotes(), [
+            .snapshot(state(7, "/blue"), .resync),
+            .event(state(8, "/red"), op: "pop"),
+        ])
+        XCTAssertEqual(h.takeSent(), [])
+    }
+
+    func test_unaskedState_isAResync() {
+        var h = Harness(watchOnly)
+        h.goLive(rev: 2, route: "/red")
+        let id = h.submit(.select(screen: "green", data: nil))
+        // A slow watcher's events were dropped; the daemon sends a fresh STATE.
+        h.receive("STATE 40 /blue", "OK 41")
+        XCTAssertEqual(h.takeNotes(), [
+            .snapshot(state(40, "/blue"), .resync),
+            .reply(id, .ok(revision: 41)),
+        ])
+    }
+
+    func test_lostConnection_failsPending_waitsWithinBackoff_thenReconnects() {
+        var h = Harness(watchOnly)
+        h.goLive()
+        let id = h.submit(.pop)
+        XCTAssertEqual(h.takeSent(), ["POP"])
+        h.ended("connection reset by peer")
+        let actions = h.takeAll()
+        XCTAssertEqual(actions.first, .disconnect)
+        XCTAssertTrue(actions.contains(.note(.reply(id, .lost("connection reset by peer")))))
+        guard case .waiting(let retryAt, let failures, let reason) = h.client.link else {
+            return XCTFail("expected waiting, got \(h.client.link)")
+        }
+        XCTAssertEqual(failures, 1)
+        XCTAssertEqual(reason, "connection reset by peer")
+        XCTAssertTrue(ReconnectBackoff().bounds(failures: 1).contains(retryAt - h.now))
+        XCTAssertEqual(h.client.nextWakeUp, retryAt)
+
+        h.advance(retryAt - h.now - 1)
+        XCTAssertEqual(h.takeAll(), [], "not before the retry time")
+        h.advance(1)
+        XCTAssertEqual(h.takeAll(), [.note(.link(.connecting(failures: 1))), .connect])
+    }
+
+    func test_repeatedFailures_growTheWait_upToTheCap_andSuccessResetsIt() {
+        let backoff = ReconnectBackoff(initialMilliseconds: 100, maximumMilliseconds: 1000)
+        var h = Harness(SyncClientOptions(watch: true, reconnect: true, backoff: backoff))
+        h.start()
+        var waits: [UInt64] = []
+        for _ in 0..<8 {
+            h.connectFailed()
+            guard case .waiting(let retryAt, let failures, _) = h.client.link else { return XCTFail() }
+            XCTAssertTrue(backoff.bounds(failures: failures).contains(retryAt - h.now))
+            waits.append(retryAt - h.now)
+            h.advance(retryAt - h.now)
+        }
+        XCTAssertTrue(waits.allSatisfy { $0 <= 1000 })
+        XCTAssertGreaterThanOrEqual(waits.last!, 500, "capped steps stay at least half the cap")
+        h.connected()
+        h.receive("STATE 0 /red")
+        XCTAssertEqual(h.client.link, .live)
+        h.ended()
+        guard case .waiting(_, let failures, _) = h.client.link else { return XCTFail() }
+        XCTAssertEqual(failures, 1, "a successful sync starts the count again")
+    }
+
+    func test_reconnect_resyncsWithWatch_evenToALowerRevision() {
+        var h = Harness(watchOnly)
+        h.goLive(rev: 12, route: "/green/blue")
+        h.ended()
+        _ = h.takeAll()
+        guard case .waiting(let retryAt, _, _) = h.client.link else { return XCTFail() }
+        h.advance(retryAt - h.now)
+        h.connected()
+        XCTAssertEqual(h.takeSent(), ["WATCH"])
+        // The daemon came back without its state file: revisions start over.
+        h.receive("STATE 0 /red", "EVENT 1 select /blue")
+        XCTAssertEqual(h.takeNotes(), [
+            .link(.connecting(failures: 1)), .link(.handshaking),
+            .snapshot(state(0, "/red"), .connected), .link(.live),
+            .event(state(1, "/blue"), op: "select"),
+        ])
+    }
+
+    func test_heartbeat_pingsWhenDue_andASilentPeerIsDropped() {
+        var h = Harness(SyncClientOptions(watch: true, reconnect: true, heartbeatMilliseconds: 2000,
+                                          replyTimeoutMilliseconds: 3000))
+        h.goLive()
+        h.advance(1999)
+        XCTAssertEqual(h.takeSent(), [])
+        h.advance(1)
+        XCTAssertEqual(h.takeSent(), ["PING"])
+        h.receive("PONG")
+        XCTAssertEqual(h.client.link, .live)
+        XCTAssertEqual(h.client.nextWakeUp, h.now + 2000)
+        h.advance(2000)
+        XCTAssertEqual(h.takeSent(), ["PING"])
+        XCTAssertEqual(h.client.nextWakeUp, h.now + 3000, "while a PING is unanswered only its timeout matters")
+        h.advance(2999)
+        XCTAssertEqual(h.client.link, .live)
+        h.advance(1)
+        let actions = h.takeAll()
+        XCTAssertEqual(actions.first, .disconnect)
+        guard case .waiting(_, _, let reason) = h.client.link else { return XCTFail() }
+        XCTAssertEqual(reason, "no reply for 3s")
+    }
+
+    func test_heartbeat_carriesStats_whenAskedTo() {
+        var h = Harness(.interactive(room: nil, token: nil))
+        h.start()
+        h.connected()
+        h.receive("SCREEN red red - none Red", "END", "STATE 0 /red", "STAT watchers 1", "END")
+        _ = h.takeAll()
+        h.advance(2000)
+        XCTAssertEqual(h.takeSent(), ["PING", "STATS"])
+        h.receive("PONG", "STAT watchers 2", "END")
+        XCTAssertEqual(h.client.watchers, 2)
+    }
+
+    func test_connectTimeout_abandonsTheAttempt() {
+        var h = Harness(SyncClientOptions(watch: true, reconnect: true, connectTimeoutMilliseconds: 500))
+        h.start()
+        _ = h.takeAll()
+        XCTAssertEqual(h.client.nextWakeUp, h.now + 500)
+        h.advance(500)
+        XCTAssertEqual(h.takeAll().first, .disconnect)
+        guard case .waiting(_, 1, let reason) = h.client.link else { return XCTFail("\(h.client.link)") }
+        XCTAssertEqual(reason, "no connection after 0.5s")
+    }
+
+    func test_wrongToken_stopsForGood_andReportsTheErrLine() {
+        var h = Harness(.stream(room: nil, token: "nope"))
+        h.start()
+        h.connected()
+        _ = h.takeAll()
+        h.receive("ERR auth-failed wrong token", "ERR auth-required authenticate first")
+        let error = ServerError(code: "auth-failed", message: "wrong token", line: "ERR auth-failed wrong token")
+        XCTAssertEqual(h.takeAll(), [.disconnect, .note(.serverError(error)), .note(.link(.stopped(reason: error.line)))])
+        XCTAssertNil(h.client.nextWakeUp)
+    }
+
+    func test_oneShot_queuesUntilConnected_thenPipelinesAfterTheGreeting() {
+        var h = Harness(.oneShot(room: "lab", token: "t"))
+        let id = h.submit(.push(screen: "blue", data: "a b"))
+        h.start()
+        h.connected()
+        XCTAssertEqual(h.takeSent(), ["AUTH t", "JOIN lab", "PUSH blue a b"])
+        h.receive("OK 3", "STATE 3 /red", "OK 4")
+        XCTAssertEqual(h.takeNotes(), [.link(.connecting(failures: 0)), .link(.handshaking), .link(.live),
+                                       .reply(id, .ok(revision: 4))])
+    }
+
+    func test_oneShot_withoutGreeting_isLiveAtOnce() {
+        var h = Harness(.oneShot(room: nil, token: nil))
+        let id = h.submit(.get)
+        h.start()
+        h.connected()
+        XCTAssertEqual(h.client.link, .live)
+        XCTAssertEqual(h.takeSent(), ["GET"])
+        h.receive("STATE 2 /green/blue")
+        XCTAssertEqual(h.takeNotes().last, .reply(id, .state(state(2, "/green/blue"))))
+    }
+
+    func test_oneShot_unreachable_stops_andLosesTheRequest() {
+        var h = Harness(.oneShot(room: nil, token: nil))
+        let id = h.submit(.root)
+        h.start()
+        h.connectFailed("connection refused")
+        XCTAssertEqual(h.takeNotes(), [.link(.connecting(failures: 0)), .reply(id, .lost("connection refused")),
+                                       .link(.stopped(reason: "connection refused"))])
+    }
+
+    func test_byeBeforeClose_namesTheReason() {
+        var h = Harness(watchOnly)
+        h.goLive()
+        h.receive("BYE")
+        XCTAssertEqual(h.takeAll(), [])
+        h.ended("the daemon closed the connection")
+        guard case .waiting(_, _, let reason) = h.client.link else { return XCTFail() }
+        XCTAssertEqual(reason, "the daemon shut down")
+    }
+
+    func test_busy_isReported_andNamesTheReason() {
+        var h = Harness(watchOnly)
+        h.start()
+        h.connected()
+        _ = h.takeAll()
+        h.receive("ERR busy too many connections")
+        XCTAssertEqual(h.takeNotes(), [.serverError(ServerError(code: "busy", message: "too many connections",
+                                                                line: "ERR busy too many connections"))])
+        h.ended()
+        guard case .waiting(_, _, let reason) = h.client.link else { return XCTFail() }
+        XCTAssertEqual(reason, "the daemon is busy: too many connections")
+    }
+
+    func test_greetingRefused_stops_insteadOfRetryingForever() {
+        var h = Harness(watchOnly)
+        h.start()
+        h.connected()
+        _ = h.takeAll()
+        h.receive("ERR auth-required this daemon wants AUTH <token> first")
+        XCTAssertEqual(h.takeAll().first, .disconnect)
+        XCTAssertEqual(h.client.link, .stopped(reason: "ERR auth-required this daemon wants AUTH <token> first"))
+    }
+
+    func test_tokenForADaemonWithoutOne_isReported_butNotFatal() {
+        var h = Harness(.stream(room: nil, token: "spare"))
+        h.start()
+        h.connected()
+        _ = h.takeAll()
+        h.receive("ERR bad-args no token is configured", "STATE 1 /green")
+        XCTAssertEqual(h.takeNotes(), [
+            .serverError(ServerError(code: "bad-args", message: "no token is configured",
+                                     line: "ERR bad-args no token is configured")),
+            .snapshot(state(1, "/green"), .connected), .link(.live),
+        ])
+    }
+
+    func test_submitWhileDisconnected_isLostAtOnce_notReplayedLater() {
+        var h = Harness(watchOnly)
+        h.goLive()
+        h.ended("gone")
+        _ = h.takeAll()
+        let id = h.submit(.next(data: nil))
+        XCTAssertEqual(h.takeAll(), [.note(.reply(id, .lost("not connected: gone")))])
+    }
+
+    func test_requestThatCannotBeOneLine_isRefusedLocally() {
+        var h = Harness(watchOnly)
+        h.goLive()
+        let id = h.submit(.push(screen: "blue", data: "two\nlines"))
+        XCTAssertEqual(h.takeAll(), [.note(.reply(id, .invalid("data cannot contain a line break")))])
+    }
+
+    func test_stop_closes_andLosesPending() {
+        var h = Harness(watchOnly)
+        h.goLive()
+        let id = h.submit(.get)
+        XCTAssertEqual(h.takeSent(), ["GET"])
+        h.actions += h.client.stop(now: h.now)
+        XCTAssertEqual(h.takeAll(), [.note(.reply(id, .lost("closed"))), .disconnect, .note(.link(.stopped(reason: "closed")))])
+        h.receive("STATE 0 /red")
+        XCTAssertEqual(h.takeAll(), [], "nothing is read after stop")
+    }
+}
