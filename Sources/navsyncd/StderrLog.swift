@@ -29,3 +29,19 @@ enum StderrLog {
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(ms)Z"
     }
 }
+
+/// Log lines held back and written later, in order, each with its level.
+final class HeldLog {
+    private var lines: [(level: LogLevel, message: String)] = []
+    private(set) var logger: Logger = .silent
+
+    init(level: LogLevel) {
+        logger = Logger(level: level) { [unowned self] level, message in self.lines.append((level, message)) }
+    }
+
+    /// Writes the held lines to standard error.
+    func release() {
+        for line in lines { StderrLog.write(line.level.name, line.message) }
+        lines.removeAll()
+    }
+}

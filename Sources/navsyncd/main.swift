@@ -51,16 +51,19 @@ do {
     fail("cannot start the event loop: \(error)", status: 1)
 }
 
+// What loading the state has to say waits until the listeners are up, so a
+// daemon that cannot start prints its one-line reason and nothing else.
+let startupNotes = HeldLog(level: options.logLevel)
 var journal: Journal?
 var rooms: [String: RoomState] = [:]
 if let path = options.statePath {
     do {
-        (journal, rooms) = try StateFile.open(path: path, policy: options.syncPolicy, log: log)
+        (journal, rooms) = try StateFile.open(path: path, policy: options.syncPolicy, log: startupNotes.logger)
     } catch {
         fail(error.description, status: 1)
     }
 } else {
-    log.info("state kept in memory only (--state none)")
+    startupNotes.logger.info("state kept in memory only (--state none)")
 }
 
 let config = ServerConfig(version: NavSyncVersion.current, limits: options.limits, token: token)
@@ -74,6 +77,7 @@ do {
 } catch {
     fail(error.description, status: 1)
 }
+startupNotes.release()
 daemon.installSignalHandlers()
 loop.beforeBlocking { server.flush() }
 log.info("navsyncd \(NavSyncVersion.current) ready: \(rooms.count) rooms loaded, catalog of \(catalog.screens.count) screens")
