@@ -8,12 +8,19 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
     private let stderrPipe = Pipe()
     private let logLock = NSLock()
     private var logText = ""
+    /// The port of the first TCP listener, as the daemon logged it.
     private(set) var port: Int = 0
+    /// Every address from the `listening on` lines: `127.0.0.1:40123`, `[::1]:40124`, `unix:/path`.
+    private(set) var listeningAddresses: [String] = []
     let stateDirectory: String
 
     /// Starts the daemon and waits (bounded) for its listening line.
     /// `state`: nil = a fresh file in a temp directory; "none" = memory only.
-    init(arguments extra: [String] = [], state: String? = nil, timeout: TimeInterval = 10,
+    /// `environment`: variables to set on top of the test's own.
+    /// `shellSetup`: a shell command run first, e.g. `ulimit -f 8`; the
+    /// shell then execs the daemon, which keeps the shell's PID.
+    init(arguments extra: [String] = [], state: String? = nil, environment: [String: String] = [:],
+         shellSetup: String? = nil, timeout: TimeInterval = 10,
          file: StaticString = #filePath, line: UInt = #line) throws {
         stateDirectory = NSTemporaryDirectory() + "navsync-e2e-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
@@ -22,7 +29,15 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
         var arguments = extra
         if !extra.contains(where: { $0.hasPrefix("--listen") }) { arguments += ["--listen", "127.0.0.1:0"] }
         if !extra.contains(where: { $0.hasPrefix("--state") }) { arguments += ["--state", statePath] }
-        process.arguments = arguments
+        if let shellSetup {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", shellSetup + "; exec \"$0\" \"$@\"", Binaries.daemon] + arguments
+        } else {
+            process.arguments = arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardError = stderrPipe
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
@@ -33,19 +48,29 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
             self.logText += String(decoding: data, as: UTF8.self)
             self.logLock.unlock()
         }
+        let expected = Self.listenerCount(arguments)
         try process.run()
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if let found = Self.firstPort(in: log) {
-                port = found
+            let addresses = Self.listeningAddresses(in: log)
+            if addresses.count >= expected {
+                listeningAddresses = addresses
+                port = addresses.lazy.compactMap(Self.tcpPort).first ?? 0
                 return
             }
             if !process.isRunning { break }
             Thread.sleep(forTimeInterval: 0.01)
         }
         stop()
-        XCTFail("navsyncd did not report 'listening on' within \(timeout)s; log:\n\(log)", file: file, line: line)
+        XCTFail("navsyncd did not report \(expected) 'listening on' lines within \(timeout)s; log:\n\(log)",
+                file: file, line: line)
         throw DaemonError.notReady(log)
+    }
+
+    /// One `listening on` line per `--listen` (the default counts as one) and per `--unix`.
+    private static func listenerCount(_ arguments: [String]) -> Int {
+        func count(_ flag: String) -> Int { arguments.filter { $0 == flag || $0.hasPrefix(flag + "=") }.count }
+        return max(1, count("--listen")) + min(1, count("--unix"))
     }
 
     /// Reuses a state file path: start a daemon on the same state.
@@ -54,7 +79,9 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
     }
 
     var statePath: String {
-        if let i = process.arguments?.firstIndex(of: "--state"), let path = process.arguments?[i + 1] { return path }
+        if let arguments = process.arguments, let i = arguments.firstIndex(of: "--state"), i + 1 < arguments.count {
+            return arguments[i + 1]
+        }
         return stateDirectory + "/state.json"
     }
 
@@ -66,14 +93,34 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
 
     var pid: Int32 { process.processIdentifier }
 
-    static func firstPort(in log: String) -> Int? {
-        guard let range = log.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
-        return Int(log[range].split(separator: ":").last!)
+    /// From complete lines only: a line still arriving might show half a port.
+    static func listeningAddresses(in log: String) -> [String] {
+        let complete = log[..<(log.lastIndex(of: "\n") ?? log.startIndex)]
+        return complete.split(separator: "\n").compactMap { line in
+            guard let range = line.range(of: "listening on ") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != " " })
+        }
     }
 
-    func connect(file: StaticString = #filePath, line: UInt = #line) throws -> LineClient {
-        try LineClient(port: port)
+    /// The port of `127.0.0.1:P` or `[::1]:P`; nil for a Unix socket.
+    static func tcpPort(_ address: String) -> Int? {
+        guard !address.hasPrefix("unix:"), let colon = address.lastIndex(of: ":") else { return nil }
+        return Int(address[address.index(after: colon)...])
     }
+
+    func connect(receiveBufferBytes: Int? = nil) throws -> LineClient {
+        try LineClient(port: port, receiveBufferBytes: receiveBufferBytes)
+    }
+
+    /// The daemon's resident set size from /proc, in KiB.
+    var residentKilobytes: Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
+        return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
+    }
+
+    /// True once the process has ended by calling exit (not by a signal).
+    var exitedNormally: Bool { !process.isRunning && process.terminationReason == .exit }
 
     /// Sends a signal and waits (bounded) for the exit; returns the status.
     @discardableResult

@@ -1,0 +1,56 @@
+import Foundation
+import XCTest
+
+/// A value shared between test threads, guarded by a lock.
+final class Locked<Value>: @unchecked Sendable {  // value is only touched under lock
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+
+    var current: Value { withLock { $0 } }
+}
+
+/// Runs `body(0)` … `body(count - 1)` on `count` threads of their own, all at
+/// once, and waits (bounded) for every one to return. Returns false, after
+/// failing the test, if some thread did not finish in time.
+@discardableResult
+func runOnThreads(_ count: Int, timeout: TimeInterval = 30, file: StaticString = #filePath, line: UInt = #line,
+                  _ body: @escaping @Sendable (Int) -> Void) -> Bool {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        let thread = Thread {
+            body(index)
+            group.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    guard group.wait(timeout: .now() + timeout) == .success else {
+        XCTFail("threads did not finish within \(timeout)s", file: file, line: line)
+        return false
+    }
+    return true
+}
+
+/// SplitMix64: a small seeded generator, so a random test replays exactly.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
