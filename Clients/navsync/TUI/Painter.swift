@@ -1,0 +1,311 @@
+import NavSyncClient
+import NavSyncCore
+
+/// Everything one frame shows, gathered so that painting reads no live state.
+struct Frame {
+    var endpoint: Endpoint
+    var room: String
+    var link: Link
+    var snapshot: RoomState?
+    var catalog: [CatalogEntry]
+    var watchers: Int?
+    var ui: UIState
+    /// Why the last connection ended, shown while reconnecting.
+    var lastLoss: String?
+    var now: UInt64
+}
+
+/// Draws a `Frame`:
+///
+///     row 0         breadcrumb of the stack          red › green › blue
+///     middle        title, message, data, centred on the screen's colour
+///     row h-2       keys, the data prompt, or why the link was lost
+///     row h-1       status: address, room, revision, watchers, link state
+///
+/// with the menu or the key list drawn over the middle when open.
+struct Painter {
+    let terminal: Terminal
+
+    private var arrow: String { terminal.unicode ? " › " : " > " }
+    private var ellipsis: String { terminal.unicode ? "…" : "..." }
+
+    func paint(_ frame: Frame) {
+        let rows = terminal.rows
+        let columns = terminal.columns
+        guard rows >= 6, columns >= 24 else {
+            terminal.clear(background: terminal.attributes())
+            terminal.put("navsync: terminal too small", row: 0, column: 0, terminal.attributes())
+            terminal.cursor()
+            terminal.show()
+            return
+        }
+        let top = frame.snapshot?.stack.last
+        let entry = top.flatMap { top in frame.catalog.first { $0.name == top.screen } }
+        let body = entry?.color.map { terminal.attributes(Style.screen($0)) } ?? terminal.attributes()
+        terminal.clear(background: body)
+
+        paintBreadcrumb(frame, body: body, columns: columns)
+        paintBody(frame, top: top, entry: entry, body: body, rows: rows, columns: columns)
+        let cursor = paintPromptLine(frame, body: body, row: rows - 2, columns: columns)
+        paintStatus(frame, row: rows - 1, columns: columns)
+        switch frame.ui.mode {
+        case .menu(let purpose, let selected):
+            paintMenu(frame.catalog, purpose: purpose, selected: selected, rows: rows, columns: columns)
+        case .help:
+            paintHelp(rows: rows, columns: columns)
+        default:
+            break
+        }
+        if let cursor { terminal.cursor(row: cursor.row, column: cursor.column) } else { terminal.cursor() }
+        terminal.show()
+    }
+
+    // MARK: Parts
+
+    private func paintBreadcrumb(_ frame: Frame, body: Int32, columns: Int) {
+        guard let stack = frame.snapshot?.stack else { return }
+        let names = stack.map(\.screen)
+        var text = names.joined(separator: arrow)
+        // A deep stack keeps its end, where the user is.
+        var dropped = 0
+        while TextCells.width(text) > columns - 2, dropped < names.count - 1 {
+            dropped += 1
+            text = ellipsis + arrow + names[dropped...].joined(separator: arrow)
+        }
+        terminal.put(" " + TextCells.truncate(text, to: columns - 2, ellipsis: ellipsis), row: 0, column: 0,
+                     body | terminal.attributes(bold: true))
+    }
+
+    private func paintBody(_ frame: Frame, top: RouteEntry?, entry: CatalogEntry?, body: Int32, rows: Int, columns: Int) {
+        var lines: [(String, Int32)] = []
+        let bold = body | terminal.attributes(bold: true)
+        if let top {
+            lines.append((entry?.title ?? top.screen, bold))
+            if !terminal.hasColors {
+                // Without colour the colour is still information: say it.
+                lines.append(("[ \(entry?.color?.rawValue ?? "no colour") ]", body))
+            }
+            lines.append(("", body))
+            if let message = Self.message(for: entry) {
+                lines.append((message, body))
+                lines.append(("", body))
+            }
+            if let data = top.data {
+                let open = terminal.unicode ? "“" : "\""
+                let close = terminal.unicode ? "”" : "\""
+                for line in wrap(open + data + close, width: max(10, columns - 8), maxLines: 6) {
+                    lines.append((line, bold))
+                }
+            } else if entry?.data == .required {
+                lines.append(("(no data)", body))
+            }
+            if let next = entry?.next {
+                let nextTitle = frame.catalog.first { $0.name == next }?.title ?? next
+                lines.append(("", body))
+                lines.append(("n → \(nextTitle)".replacingArrow(unicode: terminal.unicode), body | terminal.attributes(dim: true)))
+            }
+        } else {
+            lines.append(("navsync", bold))
+            lines.append(("", body))
+            lines.append(("waiting for room \(frame.room) on \(frame.endpoint)" + ellipsis, body))
+        }
+        let firstRow = 1
+        let lastRow = rows - 3
+        let available = lastRow - firstRow + 1
+        let shown = lines.prefix(available)
+        var row = firstRow + max(0, (available - shown.count) / 2)
+        for (text, attributes) in shown {
+            let cut = TextCells.truncate(text, to: columns - 2, ellipsis: ellipsis)
+            terminal.put(cut, row: row, column: max(0, (columns - TextCells.width(cut)) / 2), attributes)
+            row += 1
+        }
+    }
+
+    /// Returns where the cursor belongs when the prompt is open.
+    private func paintPromptLine(_ frame: Frame, body: Int32, row: Int, columns: Int) -> (row: Int, column: Int)? {
+        if case .prompt(let prompt) = frame.ui.mode {
+            let verb = prompt.verb == .next ? "next" : prompt.verb == .push ? "push" : "select"
+            let label = " \(verb) \(prompt.screen), data (\(prompt.rule.rawValue)): "
+            let style = terminal.attributes(Style.menu, reverse: !terminal.hasColors)
+            terminal.fill(row: row, column: 0, width: columns, style)
+            terminal.put(label, row: row, column: 0, style)
+            let start = TextCells.width(label)
+            let room = max(1, columns - start - 1)
+            // Long input scrolls: the end, where the typing happens, stays visible.
+            var shown = prompt.text
+            while TextCells.width(shown) > room - 1, !shown.isEmpty { shown.removeFirst() }
+            terminal.put(shown, row: row, column: start, style)
+            return (row, min(columns - 1, start + TextCells.width(shown)))
+        }
+        let dim = body | terminal.attributes(dim: true)
+        switch frame.link {
+        case .waiting, .connecting(failures: 1...):
+            if let loss = frame.lastLoss {
+                terminal.put(TextCells.truncate(" connection lost: \(loss)", to: columns, ellipsis: ellipsis),
+                             row: row, column: 0, body)
+                return nil
+            }
+        default:
+            break
+        }
+        let count = min(9, frame.catalog.count)
+        let digits = count > 1 ? "1-\(count) select  " : count == 1 ? "1 select  " : ""
+        let keys = " m menu  \(digits)p push  b pop  n next  r root  ? keys  q quit"
+        terminal.put(TextCells.truncate(keys, to: columns, ellipsis: ellipsis), row: row, column: 0, dim)
+        return nil
+    }
+
+    private func paintStatus(_ frame: Frame, row: Int, columns: Int) {
+        let bar = terminal.attributes(Style.status, reverse: !terminal.hasColors)
+        if let notice = frame.ui.notice {
+            let style = notice.isError ? terminal.attributes(Style.error, bold: true, reverse: !terminal.hasColors) : bar
+            terminal.fill(row: row, column: 0, width: columns, style)
+            terminal.put(TextCells.truncate(" " + notice.text, to: columns, ellipsis: ellipsis), row: row, column: 0, style)
+            return
+        }
+        terminal.fill(row: row, column: 0, width: columns, bar)
+
+        var right: String
+        var rightStyle = bar
+        let dot = terminal.unicode ? "● " : "* "
+        switch frame.link {
+        case .idle, .connecting(failures: 0):
+            right = "connecting" + ellipsis
+        case .connecting:
+            right = "reconnecting" + ellipsis + " trying now"
+            rightStyle = terminal.attributes(Style.warning, bold: true, reverse: !terminal.hasColors)
+        case .handshaking:
+            right = "syncing" + ellipsis
+        case .live:
+            right = dot + "connected"
+        case .waiting(let retryAt, _, _):
+            let wait = retryAt > frame.now ? retryAt - frame.now : 0
+            right = "reconnecting" + ellipsis + " retry in " + Output.seconds(wait)
+            rightStyle = terminal.attributes(Style.warning, bold: true, reverse: !terminal.hasColors)
+        case .stopped(let reason):
+            right = "stopped: " + reason
+            rightStyle = terminal.attributes(Style.error, bold: true, reverse: !terminal.hasColors)
+        }
+        right = " " + TextCells.truncate(right, to: max(10, columns - 20), ellipsis: ellipsis) + " "
+
+        let separator = terminal.unicode ? " · " : " | "
+        var parts = ["\(frame.endpoint)", "room \(frame.room)"]
+        if let snapshot = frame.snapshot { parts.append("rev \(snapshot.revision)") }
+        if let watchers = frame.watchers { parts.append(watchers == 1 ? "1 watcher" : "\(watchers) watchers") }
+        let leftRoom = columns - TextCells.width(right)
+        let left = TextCells.truncate(" " + parts.joined(separator: separator), to: max(0, leftRoom - 1), ellipsis: ellipsis)
+        terminal.put(left, row: row, column: 0, bar)
+        terminal.put(right, row: row, column: columns - TextCells.width(right), rightStyle)
+    }
+
+    private func paintMenu(_ catalog: [CatalogEntry], purpose: UIState.MenuPurpose, selected: Int, rows: Int, columns: Int) {
+        let style = terminal.attributes(Style.menu)
+        let heading = purpose == .select ? " Select a screen " : " Push a screen "
+        let footer = terminal.unicode ? "↑↓ move  Enter choose  d with data  Esc close"
+                                      : "j/k move  Enter choose  d with data  Esc close"
+        let titleWidth = catalog.map { TextCells.width($0.title) }.max() ?? 0
+        let nameWidth = catalog.map { TextCells.width($0.name) }.max() ?? 0
+        let dataWidth = catalog.contains { $0.data != .none } ? 13 : 0
+        // marker+number, title, name, data rule, swatch — two spaces apart.
+        let itemWidth = 3 + 2 + titleWidth + 2 + nameWidth + 2 + dataWidth + 3
+        let width = min(columns - 2, max(TextCells.width(footer) + 4, itemWidth + 4))
+        let visible = max(1, min(catalog.count, rows - 7))
+        let height = max(visible, 1) + 4
+        let top = max(1, (rows - height) / 2)
+        let left = max(0, (columns - width) / 2)
+        for row in top..<(top + height) { terminal.fill(row: row, column: left, width: width, style) }
+        terminal.frame(top: top, left: left, height: height, width: width, style)
+        terminal.put(heading, row: top, column: left + 2, style | terminal.attributes(bold: true))
+        if catalog.isEmpty {
+            terminal.put("the catalog has not arrived yet", row: top + 1, column: left + 2, style)
+        }
+        let first = min(max(0, selected - visible + 1), max(0, catalog.count - visible))
+        for (offset, entry) in catalog.enumerated().dropFirst(first).prefix(visible) {
+            let row = top + 1 + (offset - first)
+            let number = offset < 9 ? "\(offset + 1)" : " "
+            let marker = offset == selected ? (terminal.unicode ? "▸" : ">") : " "
+            let data = entry.data == .none ? "" : "data \(entry.data.rawValue)"
+            let text = "\(marker)\(number)  " + entry.title.padded(to: titleWidth) + "  "
+                + entry.name.padded(to: nameWidth) + "  " + data
+            let line = offset == selected ? style | terminal.attributes(bold: true, reverse: true) : style
+            terminal.fill(row: row, column: left + 1, width: width - 2, line)
+            terminal.put(TextCells.truncate(text, to: width - 6, ellipsis: ellipsis), row: row, column: left + 2, line)
+            // A swatch of the screen's colour at the right edge.
+            if let color = entry.color, terminal.hasColors {
+                terminal.put("  ", row: row, column: left + width - 4, terminal.attributes(Style.screen(color)))
+            }
+        }
+        terminal.put(TextCells.truncate(footer, to: width - 4, ellipsis: ellipsis), row: top + height - 2, column: left + 2,
+                     style | terminal.attributes(dim: true))
+    }
+
+    private func paintHelp(rows: Int, columns: Int) {
+        let lines = [
+            "m, Tab      menu: pick the screen to show",
+            "1-9         select that screen directly",
+            "p           push a screen on top (asks for data if needed)",
+            "b, Bksp     pop the top screen",
+            "n           next screen in the flow",
+            "r           back to the root screen",
+            "Ctrl-L      repaint",
+            "q           quit",
+            "",
+            "in the menu: arrows or j/k, Enter, d to add data",
+            "every change shows in every client of the room",
+        ]
+        let style = terminal.attributes(Style.menu)
+        let width = min(columns - 2, (lines.map { TextCells.width($0) }.max() ?? 0) + 6)
+        let height = min(rows - 2, lines.count + 4)
+        let top = max(1, (rows - height) / 2)
+        let left = max(0, (columns - width) / 2)
+        for row in top..<(top + height) { terminal.fill(row: row, column: left, width: width, style) }
+        terminal.frame(top: top, left: left, height: height, width: width, style)
+        terminal.put(" Keys ", row: top, column: left + 2, style | terminal.attributes(bold: true))
+        for (i, line) in lines.prefix(height - 4).enumerated() {
+            terminal.put(TextCells.truncate(line, to: width - 4, ellipsis: ellipsis), row: top + 2 + i, column: left + 3, style)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The SCREENS listing carries no messages; the built-in screens' are
+    /// known here, other catalogs show none.
+    static func message(for entry: CatalogEntry?) -> String? {
+        guard let entry, let builtIn = Catalog.builtIn[entry.name],
+              builtIn.title == entry.title, builtIn.color == entry.color, !builtIn.message.isEmpty else { return nil }
+        return builtIn.message
+    }
+
+    /// Breaks text into lines of at most `width` cells, at spaces where it can.
+    private func wrap(_ text: String, width: Int, maxLines: Int) -> [String] {
+        var lines: [String] = []
+        var rest = Substring(text)
+        while !rest.isEmpty && lines.count < maxLines {
+            if TextCells.width(String(rest)) <= width {
+                lines.append(String(rest))
+                return lines
+            }
+            var cut = TextCells.prefix(String(rest), fitting: width)
+            if let space = cut.lastIndex(of: " "), cut.distance(from: cut.startIndex, to: space) > width / 2 {
+                cut = String(cut[..<space])
+            }
+            lines.append(cut)
+            rest = Substring(rest.unicodeScalars.dropFirst(cut.unicodeScalars.count)).drop { $0 == " " }
+        }
+        if !rest.isEmpty, let last = lines.popLast() {
+            lines.append(TextCells.truncate(last + ellipsis, to: width, ellipsis: ellipsis))
+        }
+        return lines
+    }
+}
+
+extension String {
+    func padded(to cells: Int) -> String {
+        let width = TextCells.width(self)
+        return width >= cells ? self : self + String(repeating: " ", count: cells - width)
+    }
+
+    func replacingArrow(unicode: Bool) -> String {
+        unicode ? self : split(separator: "→", omittingEmptySubsequences: false).joined(separator: "->")
+    }
+}

@@ -1,0 +1,177 @@
+import Glibc
+import NavSyncClient
+import NavSyncCore
+import UVLoop
+
+/// The full-screen client: one libuv loop carries the daemon connection,
+/// the keyboard (a poll on the terminal), SIGWINCH, quit signals and a
+/// quarter-second clock for countdowns. Whatever changes marks the frame
+/// dirty; it is painted once, just before the loop next sleeps.
+/// Single-threaded: everything runs on the loop thread.
+final class TerminalApp {
+    private let loop: EventLoop
+    private let terminal: Terminal
+    private let driver: ClientDriver
+    private let painter: Painter
+    private let room: String
+    private var ui = UIState()
+    private var dirty = true
+    private var lastLoss: String?
+    private var keyboard: FDPoll?
+    private var signals: [SignalWatcher] = []
+    private var clock: LoopTimer?
+    private var paintHook: LoopHook?
+    private var quitting = false
+
+    /// Runs until the user quits; returns the exit status.
+    static func run(endpoint: Endpoint, room: String?, token: String?, environment: [String: String]) -> Int32 {
+        let loop: EventLoop
+        do {
+            loop = try EventLoop()
+        } catch {
+            Output.complain("cannot start the event loop: \(error)")
+            return 1
+        }
+        EventLoop.ignoreSIGPIPE()
+        let terminal: Terminal
+        do {
+            terminal = try Terminal(environment: environment)
+        } catch {
+            Output.complain(error.description)
+            return 1
+        }
+        let app = TerminalApp(loop: loop, terminal: terminal, endpoint: endpoint, room: room, token: token)
+        do {
+            try app.start()
+        } catch {
+            app.tearDown()
+            terminal.end()
+            Output.complain("cannot watch the terminal: \(error)")
+            return 1
+        }
+        loop.run()
+        app.tearDown()
+        terminal.end()
+        loop.shutdown()
+        return 0
+    }
+
+    private init(loop: EventLoop, terminal: Terminal, endpoint: Endpoint, room: String?, token: String?) {
+        self.loop = loop
+        self.terminal = terminal
+        self.painter = Painter(terminal: terminal)
+        self.room = room ?? "main"
+        self.driver = ClientDriver(loop: loop, endpoint: endpoint, options: .interactive(room: room, token: token))
+    }
+
+    private func start() throws(UVError) {
+        driver.onNote = { [unowned self] note in self.noted(note) }
+        keyboard = try FDPoll(loop: loop, fd: terminal.inputFD) { [unowned self] in self.keysReady() }
+        signals.append(try SignalWatcher(loop: loop, signal: SIGWINCH) { [unowned self] in
+            self.terminal.adoptKernelSize()
+            self.dirty = true
+        })
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signals.append(try SignalWatcher(loop: loop, signal: number) { [unowned self] in self.quit() })
+        }
+        let clock = LoopTimer(loop: loop)
+        clock.start(afterMilliseconds: 250, repeatMilliseconds: 250) { [unowned self] in self.clockTicked() }
+        self.clock = clock
+        paintHook = loop.beforeBlocking { [unowned self] in self.paintIfDirty() }
+        driver.start()
+        paintIfDirty()
+    }
+
+    /// Closes every handle this app opened, so `loop.run()` can return.
+    private func tearDown() {
+        driver.stop()
+        keyboard?.close()
+        keyboard = nil
+        for watcher in signals { watcher.close() }
+        signals.removeAll()
+        clock?.close()
+        clock = nil
+        paintHook?.close()
+        paintHook = nil
+    }
+
+    private func quit() {
+        guard !quitting else { return }
+        quitting = true
+        tearDown()
+        loop.stop()
+    }
+
+    // MARK: Events
+
+    private func noted(_ note: ClientNote) {
+        let now = driver.now
+        switch note {
+        case .reply(_, .error(let error)), .serverError(let error):
+            ui.post(error.line, isError: true, now: now)
+        case .reply(_, .lost(let reason)):
+            ui.post("not sent: \(reason)", isError: true, now: now)
+        case .reply(_, .invalid(let problem)):
+            ui.post(problem, isError: true, now: now)
+        case .link(.waiting(_, _, let reason)), .link(.stopped(let reason)):
+            lastLoss = reason
+        case .link(.live):
+            lastLoss = nil
+        default:
+            break
+        }
+        dirty = true
+    }
+
+    private func keysReady() {
+        let keys = terminal.readKeys()
+        if keys.isEmpty && terminalHungUp() {
+            quit()
+            return
+        }
+        for key in keys {
+            let intent = ui.handle(key, catalog: driver.client.catalog, stack: driver.client.snapshot?.stack,
+                                   now: driver.now)
+            dirty = true
+            switch intent {
+            case .nothing:
+                break
+            case .send(let request):
+                driver.submit(request)
+            case .repaintEverything:
+                terminal.repaintEverything()
+            case .quit:
+                quit()
+                return
+            }
+        }
+    }
+
+    /// A readable terminal that yields no key may have gone away (the
+    /// window closed); then polling would report it readable forever.
+    private func terminalHungUp() -> Bool {
+        var probe = pollfd(fd: terminal.inputFD, events: Int16(POLLIN), revents: 0)
+        guard poll(&probe, 1, 0) > 0 else { return false }
+        return probe.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
+    }
+
+    private func clockTicked() {
+        let now = driver.now
+        if ui.expireNotice(now: now) { dirty = true }
+        switch driver.client.link {
+        case .waiting, .connecting:
+            dirty = true  // the retry countdown moves
+        default:
+            break
+        }
+    }
+
+    private func paintIfDirty() {
+        guard dirty, !quitting else { return }
+        dirty = false
+        let client = driver.client
+        painter.paint(Frame(endpoint: driver.endpoint, room: room, link: client.link, snapshot: client.snapshot,
+                            catalog: client.catalog, watchers: client.watchers, ui: ui, lastLoss: lastLoss,
+                            now: driver.now))
+    }
+}

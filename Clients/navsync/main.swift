@@ -1,0 +1,86 @@
+import Glibc
+import NavSyncClient
+import NavSyncCore
+import UVLoop
+
+// navsync: the terminal client and one-shot command line of navsyncd.
+// Exit status: 0 done, 1 refused by the daemon or daemon unreachable, 64 usage.
+
+/// Reads everything, picks the mode and returns the exit status.
+func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
+    let options: ClientOptions
+    do {
+        options = try ClientOptions.parse(arguments, environment: environment)
+    } catch {
+        Output.complain("\(error) (see navsync --help)")
+        return 64
+    }
+    if options.wantsHelp {
+        Output.out(ClientOptions.usage + "\n")
+        return 0
+    }
+    if options.wantsVersion {
+        Output.out("navsync \(NavSyncVersion.current) (protocol \(NavSyncVersion.protocolVersion))\n")
+        return 0
+    }
+
+    var token: String?
+    if let path = options.tokenPath {
+        switch TokenFile.read(path) {
+        case .success(let value): token = value
+        case .failure(let problem):
+            Output.complain(problem.description)
+            return 1
+        }
+    }
+
+    switch options.mode {
+    case .oneShot(let request):
+        return OneShot.run(request, endpoint: options.endpoint, room: options.room, token: token)
+    case .watch:
+        return Watch.run(endpoint: options.endpoint, room: options.room, token: token)
+    case .ui(let explicit):
+        guard isatty(0) == 1, isatty(1) == 1 else {
+            if explicit {
+                Output.complain("ui needs a terminal on stdin and stdout; try 'navsync get' or 'navsync watch'")
+            } else {
+                Output.err(ClientOptions.usage)
+            }
+            return 64
+        }
+        return TerminalApp.run(endpoint: options.endpoint, room: options.room, token: token, environment: environment)
+    }
+}
+
+/// `--token-file`: the secret is the file's first line, without blanks around it.
+enum TokenFile {
+    struct Problem: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func read(_ path: String) -> Result<String, Problem> {
+        let bytes: [UInt8]?
+        do {
+            bytes = try SyncFile.readAll(path: path)
+        } catch {
+            return .failure(Problem(description: "token file \(path): cannot read: \(error)"))
+        }
+        guard let bytes else { return .failure(Problem(description: "token file \(path): no such file")) }
+        var line = bytes.prefix { $0 != UInt8(ascii: "\n") }
+        if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+        let token = String(decoding: line, as: UTF8.self).trimmingBlanks()
+        guard !token.isEmpty else { return .failure(Problem(description: "token file \(path): the first line is empty")) }
+        return .success(token)
+    }
+}
+
+var environment: [String: String] = [:]
+var entry = environ
+while let pointer = entry.pointee {
+    let pair = String(decoding: UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)), as: UTF8.self)
+    if let equals = pair.firstIndex(of: "=") {
+        environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+    }
+    entry += 1
+}
+exit(runNavsync(Array(CommandLine.arguments.dropFirst()), environment: environment))
