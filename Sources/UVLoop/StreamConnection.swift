@@ -25,8 +25,10 @@ public final class StreamConnection: HandleOwner {
     private let kind: Kind
     /// Nil once `close()` was called; from then on libuv owns the memory until the close callback.
     private var stream: UnsafeMutablePointer<uv_stream_t>?
-    /// Set when `onEnd` has been called (or is about to be); it is called once.
+    /// Set when `onEnd` has been called (or is about to be): input is over.
     private var ended = false
+    /// Set when `onEnd(.error)` has been called; nothing is reported after it.
+    private var failed = false
     /// Set on the first write error; later writes are dropped.
     private var writeFailed = false
     private var writeShutDown = false
@@ -35,7 +37,8 @@ public final class StreamConnection: HandleOwner {
 
     /// Called with each chunk of bytes read. The buffer is valid only during the call.
     public var onRead: ((UnsafeRawBufferPointer) -> Void)?
-    /// Called once, when the peer finished sending (`.eof`) or a read or write failed (`.error`).
+    /// Called when the peer finished sending (`.eof`) or a read or write failed (`.error`): once, or
+    /// twice when a write fails after `.eof` (writing may go on after EOF, and its failure must be heard).
     /// Never called from inside a method of this class; always from a loop callback.
     public var onEnd: ((StreamEnd) -> Void)?
     /// Called when `queuedWriteBytes` went back to 0 after queued writes completed.
@@ -119,9 +122,15 @@ public final class StreamConnection: HandleOwner {
         // nread == 0 means "nothing this time" (EAGAIN); nothing to report.
     }
 
-    /// Calls `onEnd` the first time only, and stops reading.
+    /// Calls `onEnd` for the first end of input, and once more for an error that
+    /// follows an EOF; stops reading.
     private func reportEnd(_ end: StreamEnd) {
-        guard let stream, !ended else { return }
+        guard let stream, !failed else { return }
+        if case .error = end {
+            failed = true
+        } else if ended {
+            return
+        }
         ended = true
         uv_read_stop(stream)
         let body = onEnd

@@ -1,4 +1,5 @@
-/// Why a connection's input ended. Reported once, through `StreamConnection.onEnd`.
+/// Why a connection's input ended, reported through `StreamConnection.onEnd`; an `.eof` may be
+/// followed by one `.error` if a later write fails.
 public enum StreamEnd: Equatable {
     /// The peer finished sending (it closed or half-closed its side). Writing may still work.
     case eof
