@@ -86,13 +86,15 @@ final class DurabilityTests: XCTestCase {
         var random = Hardening.Random(seed: 0xD0_7AB1E)
         let started = Date()
         var restartMilliseconds: [Double] = []
+        var largestStateFile = 0
         for kill in 1...(kills + 1) {
             if kill <= kills {
                 // Mostly a few hundred milliseconds of load; sometimes a kill
                 // right after the restart, sometimes a longer run.
                 let pause: UInt32 = switch Int.random(in: 0..<10, using: &random) {
                 case 0: UInt32.random(in: 1_000...20_000, using: &random)
-                case 1: UInt32.random(in: 500_000...1_200_000, using: &random)
+                // Long runs also outlast the state file's 1 MiB compaction point.
+                case 1: UInt32.random(in: 500_000...(long ? 3_000_000 : 1_200_000), using: &random)
                 default: UInt32.random(in: 60_000...350_000, using: &random)
                 }
                 usleep(pause)
@@ -102,6 +104,8 @@ final class DurabilityTests: XCTestCase {
                 record.with { $0.stopping = true }
                 XCTAssertEqual(workers.wait(timeout: .now() + 30), .success, "actors and watchers stop")
             }
+            let size = (try? FileManager.default.attributesOfItem(atPath: statePath))?[.size] as? Int
+            largestStateFile = max(largestStateFile, size ?? 0)
             let status = daemon.signal(SIGKILL)
             XCTAssertEqual(status, 128 + SIGKILL, "daemon died of SIGKILL")
             record.with { $0.alive = false }
@@ -136,6 +140,7 @@ final class DurabilityTests: XCTestCase {
               "\(final.acks.count) OKs and \(final.watcherEvents.count) watcher events checked against the restarted daemon;",
               "\(distinct) distinct (room, revision) routes cross-checked; final revisions \(maxRevisions);",
               "restart \(String(format: "%.0f", restartMilliseconds.max() ?? 0)) ms at most;",
+              "state file at most \(largestStateFile / 1024) KiB at a kill;",
               "errors seen: \(final.errors.sorted { $0.key < $1.key })")
         XCTAssertGreaterThan(final.acks.count, kills, "actors made progress")
         XCTAssertEqual(checked, final.acks.count + final.watcherEvents.count)
