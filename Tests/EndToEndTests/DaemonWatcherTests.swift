@@ -84,7 +84,10 @@ final class DaemonWatcherTests: XCTestCase {
     }
 
     func test_watchers_concurrentActors_identicalGapFreeStreamsEndingAtGet() throws {
-        let daemon = try DaemonProcess()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        // With a state file, so every change also goes through the journal.
+        let daemon = try DaemonProcess(state: dir.file("state.json"))
         defer { daemon.stop() }
         let watcherCount = 4, actorCount = 4, commandsPerActor = 250
         let watchers = try (0..<watcherCount).map { _ in try daemon.connect() }

@@ -23,7 +23,10 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
          shellSetup: String? = nil, timeout: TimeInterval = 10,
          file: StaticString = #filePath, line: UInt = #line) throws {
         stateDirectory = NSTemporaryDirectory() + "navsync-e2e-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        // Only a daemon given no state file gets a directory of its own.
+        if state == nil {
+            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        }
         let statePath = state ?? (stateDirectory + "/state.json")
         process.executableURL = URL(fileURLWithPath: Binaries.daemon)
         var arguments = extra
