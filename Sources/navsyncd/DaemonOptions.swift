@@ -66,7 +66,7 @@ struct DaemonOptions {
             options.listen = []
             for text in listen {
                 let (host, port) = try CommandLineSpec.hostPort(text, flag: "listen")
-                options.listen.append(ListenAddress(host: host, port: port))
+                options.listen.append(ListenAddress(host: try listenHost(host), port: port))
             }
         }
         options.unixPath = parsed.last("unix")
@@ -109,6 +109,19 @@ struct DaemonOptions {
             options.logLevel = level
         }
         return options
+    }
+
+    /// The daemon binds IP literals only (no resolver runs on the loop); the
+    /// one name everybody types is translated, any other is a usage error.
+    static func listenHost(_ host: String) throws(CommandLineSpec.UsageError) -> String {
+        if host == "localhost" { return "127.0.0.1" }
+        let isIPv4 = host.allSatisfy { $0 == "." || ($0.isASCII && $0.isNumber) }
+        let isIPv6 = host.contains(":") && host.allSatisfy { $0 == ":" || $0 == "." || $0.isHexDigit }
+        guard isIPv4 || isIPv6 else {
+            throw CommandLineSpec.UsageError(
+                "--listen wants an IP address such as 127.0.0.1 or [::1] (or localhost), not '\(host)'")
+        }
+        return host
     }
 
     /// `$XDG_STATE_HOME/navsync/state.json`, else under `~/.local/state`.

@@ -32,6 +32,7 @@ final class DaemonCommandLineTests: XCTestCase {
             safe + ["--log-level", "chatty"],
             ["--listen", "nowhere", "--state", "none"],
             ["--listen", "127.0.0.1:99999", "--state", "none"],
+            ["--listen", "example.invalid:7878", "--state", "none"],
             safe + ["--help=yes"],
         ]
         for arguments in cases {
@@ -41,6 +42,13 @@ final class DaemonCommandLineTests: XCTestCase {
             XCTAssertEqual(result.stdout, "", "\(arguments)")
             XCTAssertFalse(result.stderr.contains("listening on"), "\(arguments)")
         }
+    }
+
+    func test_listen_localhost_servesOnIPv4Loopback() throws {
+        let daemon = try DaemonProcess(arguments: ["--listen", "localhost:0"], state: "none")
+        defer { daemon.stop() }
+        XCTAssertTrue(daemon.log.contains("listening on 127.0.0.1:\(daemon.port)"), daemon.log)
+        XCTAssertEqual(try daemon.connect().request("PING"), "PONG")
     }
 
     func test_flags_gnuStyleValues_bothFormsAccepted() throws {
