@@ -7,8 +7,59 @@ final class Room {
     var state: RoomState?
     var watchers: [ObjectIdentifier: Session] = [:]
 
+    /// The events of the current loop turn, in revision order, shared by
+    /// every watcher: a watcher owes the ones after its cursor
+    /// (`Session.eventCursor`). Broadcasting appends here once per event
+    /// instead of once per watcher; `Server.flush` hands them out and ends
+    /// the turn.
+    private(set) var turnEvents: [[UInt8]] = []
+    /// Bytes before each of `turnEvents`, and in all of them.
+    private var turnOffsets: [Int] = []
+    private(set) var turnBytes = 0
+    /// All of `turnEvents` as one buffer, built on first use in a turn.
+    private var joinedTurn: [UInt8]?
+    /// Counts the turns in which this room had events; a cursor is valid only for the turn it was taken in.
+    private(set) var turn: UInt64 = 1
+
     init(state: RoomState? = nil) {
         self.state = state
+    }
+
+    func appendTurnEvent(_ event: [UInt8]) {
+        turnOffsets.append(turnBytes)
+        turnEvents.append(event)
+        turnBytes += event.count
+        joinedTurn = nil
+    }
+
+    /// Bytes of the turn's events in `range`.
+    func turnBytes(in range: Range<Int>) -> Int {
+        let end = range.upperBound == turnEvents.count ? turnBytes : turnOffsets[range.upperBound]
+        return end - turnOffsets[range.lowerBound]
+    }
+
+    /// Every event of the turn as one shared buffer (the event itself when there is one).
+    func allTurnEvents() -> [UInt8] {
+        if let joinedTurn { return joinedTurn }
+        var joined: [UInt8]
+        if turnEvents.count == 1 {
+            joined = turnEvents[0]
+        } else {
+            joined = []
+            joined.reserveCapacity(turnBytes)
+            for event in turnEvents { joined.append(contentsOf: event) }
+        }
+        joinedTurn = joined
+        return joined
+    }
+
+    /// Forgets the turn's events; every watcher's cursor becomes stale, which reads as "owes none yet".
+    func endTurn() {
+        turnEvents.removeAll(keepingCapacity: true)
+        turnOffsets.removeAll(keepingCapacity: true)
+        turnBytes = 0
+        joinedTurn = nil
+        turn &+= 1
     }
 
     /// A room that holds nothing worth keeping in memory.

@@ -6,22 +6,53 @@ import NavSyncCore
 extension Server {
     func reply(_ session: Session, _ bytes: [UInt8]) {
         guard !session.isEnded else { return }
+        // Events broadcast before this reply go out before it.
+        takeOwedEvents(session)
         session.outbox.append(Session.Output(bytes: bytes, isEvent: false))
         session.outboxBytes += bytes.count
         markDirty(session)
     }
 
     /// Queues one event for a watcher. The bytes are shared with every other
-    /// watcher of the room; nothing is copied here.
-    func queueEvent(_ session: Session, _ bytes: [UInt8]) {
-        guard !session.isClosing, !session.owesResync else { return }
+    /// watcher of the room; nothing is copied here. Returns false when the
+    /// watcher does not take it (closing, or owed a resync).
+    @discardableResult
+    func queueEvent(_ session: Session, _ bytes: [UInt8]) -> Bool {
+        guard !session.isClosing, !session.owesResync else { return false }
         session.outbox.append(Session.Output(bytes: bytes, isEvent: true))
         session.outboxBytes += bytes.count
-        noteEventOut()
         markDirty(session)
         if session.pendingBytes > config.limits.maxPendingBytes {
             dropEvents(session)
         }
+        return true
+    }
+
+    /// The range of its room's current-turn events the session still owes, if any.
+    func owedEvents(_ session: Session) -> Range<Int>? {
+        guard let room = session.watchedRoom, !room.turnEvents.isEmpty else { return nil }
+        let start = session.eventTurn == room.turn ? session.eventCursor : 0
+        return start < room.turnEvents.count ? start..<room.turnEvents.count : nil
+    }
+
+    /// Records that the session has taken (or skipped) every event of its room's turn so far.
+    private func markTaken(_ session: Session, _ room: Room) {
+        session.eventTurn = room.turn
+        session.eventCursor = room.turnEvents.count
+    }
+
+    /// Moves the events the session owes into its outbox, one by one, so that
+    /// whatever is queued next comes after them. Only needed when something
+    /// else is queued for a watcher in the middle of a turn (a reply, leaving
+    /// the room); `flush` normally hands the events out without this.
+    func takeOwedEvents(_ session: Session) {
+        guard let room = session.watchedRoom, let range = owedEvents(session) else { return }
+        markTaken(session, room)
+        var skipped = 0
+        for index in range where !queueEvent(session, room.turnEvents[index]) {
+            skipped += 1
+        }
+        if skipped > 0 { noteEventsSkipped(skipped) }
     }
 
     /// The watcher is not keeping up: forget its queued events, queue no more,
@@ -63,15 +94,36 @@ extension Server {
         }
         let batch = dirty
         dirty.removeAll(keepingCapacity: true)
+        let maxPending = config.limits.maxPendingBytes
         for session in batch {
             session.inDirtyList = false
             guard !session.isEnded else { continue }
+            // The room's events of this turn that this watcher owes: sent with
+            // its outbox, or skipped if it is closing, owed a resync, or would
+            // now hold more than --max-pending.
+            var owed: (room: Room, range: Range<Int>)?
+            if let room = session.watchedRoom, let range = owedEvents(session) {
+                markTaken(session, room)
+                if session.isClosing || session.owesResync {
+                    noteEventsSkipped(range.count)
+                } else if session.outboxBytes + room.turnBytes(in: range) + session.connection.queuedWriteBytes > maxPending {
+                    noteEventsSkipped(range.count)
+                    dropEvents(session)
+                } else {
+                    owed = (room, range)
+                }
+            }
             if session.owesResync && session.watching && session.connection.queuedWriteBytes == 0 && session.endReason == nil {
                 session.owesResync = false
                 session.outbox.append(Session.Output(bytes: Wire.state(currentState(of: session)), isEvent: false))
             }
-            if !session.outbox.isEmpty {
-                session.connection.write(session.outbox.map(\.bytes))
+            if let owed, session.outbox.isEmpty, owed.range.lowerBound == 0 {
+                // The usual case: one shared buffer, the same for every watcher of the room.
+                session.connection.write([owed.room.allTurnEvents()])
+            } else if !session.outbox.isEmpty || owed != nil {
+                var chunks = session.outbox.map(\.bytes)
+                if let owed { chunks += owed.room.turnEvents[owed.range] }
+                session.connection.write(chunks)
                 session.outbox.removeAll(keepingCapacity: true)
                 session.outboxBytes = 0
             }
@@ -82,12 +134,16 @@ extension Server {
                 session.connection.resumeReading()
             }
         }
+        for room in roomsWithTurnEvents { room.endTurn() }
+        roomsWithTurnEvents.removeAll(keepingCapacity: true)
         compactJournalIfDue()
     }
 
     /// Ends a session once its queued output has been flushed.
     func end(_ session: Session, _ reason: CloseReason) {
         guard session.endReason == nil else { return }
+        // What was broadcast before the end is still sent; nothing after it.
+        takeOwedEvents(session)
         session.endReason = reason
         markDirty(session)
     }

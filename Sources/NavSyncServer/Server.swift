@@ -22,6 +22,8 @@ public final class Server {
     var sessions: [ObjectIdentifier: Session] = [:]
     private var nextSessionID = 1
     var dirty: [Session] = []
+    /// Rooms whose `turnEvents` are not empty; their turn ends in `flush`.
+    var roomsWithTurnEvents: [Room] = []
     var watchersTotal = 0
 
     // Figures for STATS.
@@ -262,12 +264,21 @@ public final class Server {
         session.owesResync = false
         guard !session.watching else { return }
         session.watching = true
-        room(named: session.room).watchers[ObjectIdentifier(session)] = session
+        let room = room(named: session.room)
+        room.watchers[ObjectIdentifier(session)] = session
+        // Events already broadcast this turn are not for it: its STATE reply shows them.
+        session.watchedRoom = room
+        session.eventTurn = room.turn
+        session.eventCursor = room.turnEvents.count
+        markDirty(session)
         watchersTotal += 1
     }
 
     func stopWatching(_ session: Session) {
+        // Events broadcast before it stopped watching are still its to receive.
+        takeOwedEvents(session)
         session.owesResync = false
+        session.watchedRoom = nil
         guard session.watching else { return }
         session.watching = false
         rooms[session.room]?.watchers[ObjectIdentifier(session)] = nil
@@ -286,15 +297,25 @@ public final class Server {
         if wasWatching { startWatching(session) }
     }
 
+    /// Encode once, queue once: the event joins the room's list for this
+    /// turn, and `flush` hands the turn's events to each watcher as one
+    /// shared buffer. Watchers are marked dirty on the room's first event
+    /// of the turn only, so the cost per watcher does not grow with the
+    /// number of events in a turn.
     private func broadcast(_ event: [UInt8], to room: Room) {
-        for watcher in room.watchers.values {
-            queueEvent(watcher, event)
+        guard !room.watchers.isEmpty else { return }
+        if room.turnEvents.isEmpty {
+            roomsWithTurnEvents.append(room)
+            for watcher in room.watchers.values { markDirty(watcher) }
         }
+        room.appendTurnEvent(event)
+        // Counted here for every watcher; events a watcher ends up skipping are taken back off.
+        eventsOut += UInt64(room.watchers.count)
     }
 
     func currentState(of session: Session) -> RoomState { state(of: session.room) }
 
-    func noteEventOut() { eventsOut += 1 }
+    func noteEventsSkipped(_ count: Int) { eventsOut -= UInt64(count) }
 
     func noteResync() { resyncs += 1 }
 

@@ -19,6 +19,14 @@ public final class Session {
     /// socket has drained.
     var owesResync = false
     var readingPaused = false
+    /// The room this session watches, nil when not watching; kept so the
+    /// event path needs no lookup by name.
+    var watchedRoom: Room?
+    /// How many of `watchedRoom`'s events of the current turn this session
+    /// has already taken into `outbox` (or skipped). Valid only while
+    /// `eventTurn` equals the room's `turn`; otherwise it has taken none.
+    var eventCursor = 0
+    var eventTurn: UInt64 = 0
     var inDirtyList = false
     /// Set when the session is ending: its outbox is sent, then it is closed.
     var endReason: CloseReason?
