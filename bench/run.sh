@@ -62,6 +62,7 @@ stop_all() {
     done
 }
 trap stop_all EXIT
+trap 'exit 130' INT TERM
 
 # start_server SYSTEM PORT: starts a fresh server on 127.0.0.1:PORT, sets SERVER_PID.
 start_server() {

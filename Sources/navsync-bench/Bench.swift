@@ -321,6 +321,7 @@ final class Bench {
             burstDurations.append(Double(lastReachedAt - roundStartedAt) / 1e9)
             let deliveries = burstDurations.count * options.burstSize * options.watchers
             if burstDurations.count < options.maxBursts
+                && burstDurations.reduce(0, +) < options.maxBurstSeconds
                 && (burstDurations.count < options.minBursts || deliveries < options.minBurstDeliveries) {
                 startBurst()
             } else {

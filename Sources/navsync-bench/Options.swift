@@ -17,6 +17,8 @@ struct BenchOptions {
     /// ...and at least this many bursts ran, but never more than `maxBursts`.
     var minBursts = 3
     var maxBursts = 400
+    /// ...and no new burst starts once the bursts took this long in all (the floor needs it).
+    var maxBurstSeconds = 10.0
     /// Connects in flight at once.
     var connectBatch = 200
     /// Quiet time before the idle RSS is read.
@@ -42,6 +44,7 @@ struct BenchOptions {
           -k K                                changes per burst (default 100)
           --burst-deliveries D                time bursts until D deliveries (default 2000000)
           --min-bursts N --max-bursts N       bounds on the number of bursts (default 3, 400)
+          --max-burst-seconds S               start no burst after S seconds of bursts (default 10)
           --connect-batch N                   connects in flight (default 200)
           --timeout S                         give up after S seconds (default 600)
           --run I                             run number recorded in the result (default 1)
@@ -81,6 +84,7 @@ struct BenchOptions {
             case "--burst-deliveries": options.minBurstDeliveries = try number(flag)
             case "--min-bursts": options.minBursts = max(1, try number(flag))
             case "--max-bursts": options.maxBursts = max(1, try number(flag))
+            case "--max-burst-seconds": options.maxBurstSeconds = Double(max(1, try number(flag)))
             case "--connect-batch": options.connectBatch = max(1, try number(flag))
             case "--timeout": options.timeoutSeconds = UInt64(max(1, try number(flag)))
             case "--run": options.runIndex = try number(flag)
