@@ -8,7 +8,7 @@ BIN := .build/release
 DEB_PACKAGES := libuv1-dev libncurses-dev netcat-openbsd tmux
 ARGS ?=
 
-.PHONY: all deps build run test fuzz test-unit test-e2e test-netcat demo clean help bench
+.PHONY: all deps build run test test-sanitizers fuzz test-unit test-e2e test-netcat demo clean help bench
 
 all: build
 
@@ -17,6 +17,7 @@ help:
 	@echo "make test    build and run every test"
 	@echo "make demo    daemon + three terminal clients + a netcat driver in tmux"
 	@echo "make bench   fan-out benchmark vs Redis/NATS (docs/PERFORMANCE.md)"
+	@echo "make test-sanitizers  unit tests under ASan and TSan, the ASan daemon under stress"
 	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files (FUZZ_SECONDS=60 each)"
 	@echo "make clean   remove build output"
 
@@ -43,6 +44,12 @@ test: build
 	bench/smoke.sh $(BIN)
 	Tests/netcat/run.sh $(BIN)
 	Fuzz/run.sh 8
+	SWIFT=$(SWIFT) Tests/sanitizers/run.sh
+
+# Unit tests under ASan and TSan, then the ASan-built daemon under the stress
+# tests; needs the release test build that `make test` makes first.
+test-sanitizers: build
+	SWIFT=$(SWIFT) Tests/sanitizers/run.sh
 
 # libFuzzer targets for the pure core, built with swiftc (see Fuzz/run.sh).
 FUZZ_SECONDS ?= 60
