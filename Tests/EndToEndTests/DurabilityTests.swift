@@ -87,6 +87,8 @@ final class DurabilityTests: XCTestCase {
         let started = Date()
         var restartMilliseconds: [Double] = []
         var largestStateFile = 0
+        var compactedGenerations = 0
+        var generationInode = (try? FileManager.default.attributesOfItem(atPath: statePath))?[.systemFileNumber] as? Int
         for kill in 1...(kills + 1) {
             if kill <= kills {
                 // Mostly a few hundred milliseconds of load; sometimes a kill
@@ -104,8 +106,11 @@ final class DurabilityTests: XCTestCase {
                 record.with { $0.stopping = true }
                 XCTAssertEqual(workers.wait(timeout: .now() + 30), .success, "actors and watchers stop")
             }
-            let size = (try? FileManager.default.attributesOfItem(atPath: statePath))?[.size] as? Int
-            largestStateFile = max(largestStateFile, size ?? 0)
+            let attributes = try? FileManager.default.attributesOfItem(atPath: statePath)
+            largestStateFile = max(largestStateFile, attributes?[.size] as? Int ?? 0)
+            // Compaction renames a fresh file into place: a new inode since
+            // this generation's own start-up snapshot means it compacted.
+            if let inode = attributes?[.systemFileNumber] as? Int, inode != generationInode { compactedGenerations += 1 }
             let status = daemon.signal(SIGKILL)
             XCTAssertEqual(status, 128 + SIGKILL, "daemon died of SIGKILL")
             record.with { $0.alive = false }
@@ -113,6 +118,7 @@ final class DurabilityTests: XCTestCase {
             daemon = try Hardening.Daemon(statePath: statePath, arguments: arguments)
             restartMilliseconds.append(Date().timeIntervalSince(restartBegan) * 1000)
             try checkRestart(daemon, generation: kill, rooms: rooms, record: record)
+            generationInode = (try? FileManager.default.attributesOfItem(atPath: statePath))?[.systemFileNumber] as? Int
             record.with {
                 $0.daemonGeneration = kill
                 $0.port = daemon.port
@@ -140,7 +146,7 @@ final class DurabilityTests: XCTestCase {
               "\(final.acks.count) OKs and \(final.watcherEvents.count) watcher events checked against the restarted daemon;",
               "\(distinct) distinct (room, revision) routes cross-checked; final revisions \(maxRevisions);",
               "restart \(String(format: "%.0f", restartMilliseconds.max() ?? 0)) ms at most;",
-              "state file at most \(largestStateFile / 1024) KiB at a kill;",
+              "state file at most \(largestStateFile / 1024) KiB at a kill; \(compactedGenerations) generations compacted it before their kill;",
               "errors seen: \(final.errors.sorted { $0.key < $1.key })")
         XCTAssertGreaterThan(final.acks.count, kills, "actors made progress")
         XCTAssertEqual(checked, final.acks.count + final.watcherEvents.count)

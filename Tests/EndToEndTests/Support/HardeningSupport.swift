@@ -307,10 +307,13 @@ enum Hardening {
         var isEvent: Bool
 
         init?(_ line: String) {
-            let parts = line.split(separator: " ", omittingEmptySubsequences: false)
+            // Split on the UTF-8 view: routes can be hundreds of KB, and
+            // splitting Characters would dominate the tests' time.
+            let parts = line.utf8.split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: false)
+                .map { Substring($0) }
             if parts.count == 3, parts[0] == "STATE", let rev = UInt64(parts[1]) {
                 (revision, route, isEvent) = (rev, String(parts[2]), false)
-            } else if parts.count == 4, parts[0] == "EVENT", let rev = UInt64(parts[1]) {
+            } else if parts.count == 4, parts[0] == "EVENT", let rev = UInt64(parts[1]), !parts[3].utf8.contains(UInt8(ascii: " ")) {
                 (revision, route, isEvent) = (rev, String(parts[3]), true)
             } else {
                 return nil
