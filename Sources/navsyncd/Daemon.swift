@@ -19,6 +19,12 @@ final class Daemon {
     private var links: [ObjectIdentifier: ClientLink] = [:]
     private var signals: [SignalWatcher] = []
     private var stopping = false
+    private let turns = LoopTurns()
+    /// Links holding input beyond their share of a turn.
+    private var holding: [ClientLink] = []
+    /// Started with no delay while links hold input, so the loop polls
+    /// without blocking and comes back for them.
+    private lazy var wake = LoopTimer(loop: loop)
 
     init(loop: EventLoop, server: Server, log: Logger, screensPath: String?) {
         self.loop = loop
@@ -61,11 +67,28 @@ final class Daemon {
             return
         }
         stream.setNoDelay(true)
-        let link = ClientLink(stream: stream, loop: loop) { [unowned self] link in
-            self.links[ObjectIdentifier(link)] = nil
-        }
+        let link = ClientLink(stream: stream, loop: loop, turns: turns,
+                              onHolding: { [unowned self] link in self.holding.append(link) },
+                              onClosed: { [unowned self] link in self.links[ObjectIdentifier(link)] = nil })
         links[ObjectIdentifier(link)] = link
         link.attach(to: server)
+    }
+
+    /// Runs once per loop turn, before the loop waits for IO: a new turn of
+    /// input shares, held input passed on, then the server's flush.
+    func beforeBlocking() {
+        turns.advance()
+        if !holding.isEmpty {
+            let waiting = holding
+            holding.removeAll()
+            for link in waiting where link.takeHeldInput() {
+                holding.append(link)
+            }
+        }
+        server.flush()
+        if !holding.isEmpty {
+            wake.start(afterMilliseconds: 0) {}
+        }
     }
 
     func installSignalHandlers() {

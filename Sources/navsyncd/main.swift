@@ -79,7 +79,7 @@ do {
 }
 startupNotes.release()
 daemon.installSignalHandlers()
-loop.beforeBlocking { server.flush() }
+loop.beforeBlocking { daemon.beforeBlocking() }
 log.info("navsyncd \(NavSyncVersion.current) ready: \(rooms.count) rooms loaded, catalog of \(catalog.screens.count) screens")
 loop.run()
 loop.shutdown()
