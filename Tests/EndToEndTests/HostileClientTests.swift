@@ -228,6 +228,107 @@ final class HostileClientTests: XCTestCase {
         XCTAssertLessThan(growthKiB, 16 * 1024, "daemon memory stays bounded while a watcher does not read")
     }
 
+    /// A client that pipelines commands with large replies and never reads
+    /// them: the daemon stops reading from it instead of buffering without
+    /// bound, others are served meanwhile, and once it reads, every reply
+    /// arrives — replies are never dropped.
+    func test_pipelinerThatNeverReads_readingPaused_memoryBounded_everyReplyLater() throws {
+        let daemon = try Hardening.Daemon(statePath: "none", arguments: ["--log-level", "warn"])
+        defer { daemon.stop() }
+        let hog = try Hardening.connectSocket(port: daemon.port, receiveBuffer: 4096)
+        defer { close(hog) }
+        let baselineKiB = daemon.residentKiB
+        var sampler = RSSSampler(pid: daemon.pid)
+        sampler.start()
+        // GET answers 13 bytes to 4: what the kernel buffers take in half a
+        // second is ~10 MB of replies, held by the daemon if it kept reading.
+        let command = Array("GET\n".utf8)
+        let burst = [UInt8]((0..<8192).flatMap { _ in command })
+        var sentBytes = 0
+        let until = Date().addingTimeInterval(0.5)
+        while Date() < until {
+            var pfd = pollfd(fd: hog, events: Int16(POLLOUT), revents: 0)
+            guard poll(&pfd, 1, 50) > 0 else { continue }
+            let offset = sentBytes % burst.count
+            let n = burst[offset...].withUnsafeBytes { send(hog, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            if n > 0 { sentBytes += n }
+        }
+        let other = try daemon.connect()
+        let started = Date()
+        XCTAssertEqual(try other.request("PING meanwhile"), "PONG meanwhile")
+        let otherMilliseconds = Date().timeIntervalSince(started) * 1000
+        let peakKiB = sampler.stop()
+
+        // The last command may be cut; count whole ones, and reply lines
+        // on the raw bytes.
+        let commands = sentBytes / command.count
+        var lines = 0
+        var tail: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            var pfd = pollfd(fd: hog, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 1000) > 0 else { break }
+            let n = chunk.withUnsafeMutableBytes { recv(hog, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { break }
+            for i in 0..<n where chunk[i] == 10 { lines += 1 }
+            tail = Array((tail + chunk[..<n]).suffix(4))
+        }
+        XCTAssertEqual(lines, commands, "every whole command sent was answered, none dropped")
+        XCTAssertEqual(tail, Array("red\n".utf8))
+        print("pipeliner: \(commands) GETs sent unread in 0.5 s (\(sentBytes / 1024) KiB in);",
+              "daemon RSS \(baselineKiB) KiB before, peak \(peakKiB) KiB (+\(peakKiB - baselineKiB) KiB);",
+              "another client's PING took \(String(format: "%.2f", otherMilliseconds)) ms; \(lines) lines read later")
+        XCTAssertLessThan(peakKiB - baselineKiB, 16 * 1024, "memory stays bounded")
+        XCTAssertLessThan(otherMilliseconds, 100, "others are served meanwhile")
+    }
+
+    /// A client that pipelines commands as fast as the daemon answers them
+    /// (and reads every reply) must not hold the loop while others wait.
+    /// Before input was shared out per loop turn, others waited 100-400 ms.
+    func test_pipelinerAtFullSpeed_othersStillAnsweredQuickly() throws {
+        let daemon = try Hardening.Daemon(statePath: "none", arguments: ["--log-level", "warn"])
+        defer { daemon.stop() }
+        let blaster = try Hardening.connectSocket(port: daemon.port)
+        defer { close(blaster) }
+        let stop = Hardening.Shared(false)
+        let replies = Hardening.Shared(0)
+        let burst = [UInt8](repeating: 0, count: 0) + Array(String(repeating: "GET\n", count: 16_384).utf8)
+        let writer = Thread {
+            while !stop.current { Hardening.sendAll(blaster, burst) }
+        }
+        let reader = Thread {
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while !stop.current {
+                var pfd = pollfd(fd: blaster, events: Int16(POLLIN), revents: 0)
+                guard poll(&pfd, 1, 50) > 0 else { continue }
+                let n = chunk.withUnsafeMutableBytes { recv(blaster, $0.baseAddress, $0.count, 0) }
+                if n <= 0 { break }
+                let lines = chunk[..<n].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+                replies.with { $0 += lines }
+            }
+        }
+        writer.start()
+        reader.start()
+        usleep(300_000)
+        let client = try daemon.connect()
+        var latencies: [Double] = []
+        let until = Date().addingTimeInterval(2)
+        while Date() < until {
+            let start = Date()
+            XCTAssertEqual(try client.request("PING"), "PONG")
+            latencies.append(Date().timeIntervalSince(start) * 1000)
+        }
+        stop.with { $0 = true }
+        shutdown(blaster, Int32(SHUT_RDWR))
+        latencies.sort()
+        let median = latencies[latencies.count / 2]
+        print("full-speed pipeliner: \(replies.current) replies to it in ~2.3 s; meanwhile \(latencies.count) PINGs,",
+              "median \(String(format: "%.2f", median)) ms, p99 \(String(format: "%.2f", latencies[latencies.count * 99 / 100])) ms,",
+              "max \(String(format: "%.2f", latencies.last!)) ms")
+        XCTAssertLessThan(median, 30, "others are not held up by one pipelining client")
+        XCTAssertGreaterThan(replies.current, 10_000, "the pipeliner is served too")
+    }
+
     // MARK: - Limits on clients and tokens
 
     func test_maxClientsFlood_overLimitGetBusyAndClose_othersKeepWorking() throws {
