@@ -1,0 +1,94 @@
+import Foundation
+import XCTest
+
+/// `navsync watch`: a line per change as it happens, a fresh `state` line
+/// after every reconnect, exit 0 on SIGINT and SIGTERM.
+final class CLIWatchTests: XCTestCase {
+    func test_watch_streamsEachChangeAsItHappens_andExitsZeroOnSIGINT() throws {
+        let daemon = try DaemonProcess(state: "none")
+        defer { daemon.stop() }
+        let watch = try StreamingProcess(Binaries.client, ["--connect", "127.0.0.1:\(daemon.port)", "watch"])
+        defer { watch.stop() }
+        XCTAssertEqual(watch.waitForLines(1), ["0 state /red"])
+
+        let other = try daemon.connect()
+        XCTAssertEqual(try other.request("SELECT green"), "OK 1")
+        // Each line must arrive while the watcher keeps running: nothing waits for a buffer to fill.
+        XCTAssertEqual(watch.waitForLines(2).last, "1 select /green")
+        XCTAssertEqual(try other.request("PUSH blue hello world"), "OK 2")
+        XCTAssertEqual(watch.waitForLines(3).last, "2 push /green/blue:hello%20world")
+        XCTAssertEqual(try other.request("OPEN /red/blue"), "OK 3")
+        XCTAssertEqual(try other.request("POP"), "OK 4")
+        XCTAssertEqual(try other.request("NEXT"), "OK 5")
+        XCTAssertEqual(try other.request("ROOT"), "OK 5", "already at the root: no change, no line")
+        XCTAssertEqual(try other.request("SELECT blue"), "OK 6")
+        XCTAssertEqual(watch.waitForLines(7), [
+            "0 state /red", "1 select /green", "2 push /green/blue:hello%20world", "3 open /red/blue",
+            "4 pop /red", "5 next /green", "6 select /blue",
+        ])
+
+        watch.signal(SIGINT)
+        XCTAssertEqual(watch.waitForExit(), 0)
+    }
+
+    func test_watch_reconnectsAfterADaemonRestart_printsStateAgain_andExitsZeroOnSIGTERM() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let statePath = directory.file("state.json")
+        var daemon = try DaemonProcess(state: statePath)
+        defer { daemon.stop() }
+        let port = daemon.port
+        let watch = try StreamingProcess(Binaries.client, ["--connect", "127.0.0.1:\(port)", "watch"])
+        defer { watch.stop() }
+        XCTAssertEqual(watch.waitForLines(1), ["0 state /red"])
+        XCTAssertEqual(try navsync(["--connect", "127.0.0.1:\(port)", "push", "blue", "kept"]).stdout, "1\n")
+        XCTAssertEqual(watch.waitForLines(2).last, "1 push /red/blue:kept")
+
+        daemon.signal(SIGKILL)
+        daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:\(port)"], state: statePath)
+        XCTAssertEqual(watch.waitForLines(3).last, "1 state /red/blue:kept", "the snapshot again after reconnecting")
+        XCTAssertEqual(try navsync(["--connect", "127.0.0.1:\(port)", "pop"]).stdout, "2\n")
+        XCTAssertEqual(watch.waitForLines(4).last, "2 pop /red")
+        XCTAssertTrue(watch.stderr.contains("connection lost"), "the loss is logged on stderr: \(watch.stderr)")
+
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.waitForExit(), 0)
+    }
+
+    func test_watch_feedsAWhileReadLoop_lineByLine() throws {
+        let daemon = try DaemonProcess(state: "none")
+        defer { daemon.stop() }
+        // The shell reads two lines, then stops reading: watch must notice the
+        // closed pipe at its next line and end, so the whole pipeline ends.
+        let script = """
+            "$0" --connect 127.0.0.1:\(daemon.port) watch | while read rev op route; do
+              echo "got $rev $op $route"
+              [ "$op" = select ] && break
+            done
+            echo "loop done"
+            """
+        let pipeline = try StreamingProcess("/bin/sh", ["-c", script, Binaries.client])
+        defer { pipeline.stop() }
+        XCTAssertEqual(pipeline.waitForLines(1), ["got 0 state /red"])
+        XCTAssertEqual(try netcat(port: daemon.port, "SELECT green"), "OK 1\n")
+        XCTAssertEqual(pipeline.waitForLines(2), ["got 0 state /red", "got 1 select /green"])
+        // The reader is gone; the next line meets a closed pipe, watch exits,
+        // and only then is the pipeline over.
+        XCTAssertEqual(try netcat(port: daemon.port, "SELECT blue"), "OK 2\n")
+        XCTAssertEqual(pipeline.waitForLines(3).last, "loop done")
+        XCTAssertEqual(pipeline.waitForExit(10), 0)
+    }
+
+    func test_watch_wrongToken_printsErrLine_andExitsOne() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let token = try directory.write("token", "right\n")
+        let wrong = try directory.write("wrong", "wrong\n")
+        let daemon = try DaemonProcess(arguments: ["--token-file", token], state: "none")
+        defer { daemon.stop() }
+        let result = try navsync(["--connect", "127.0.0.1:\(daemon.port)", "--token-file", wrong, "watch"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stdout, "")
+        XCTAssertTrue(result.stderr.hasPrefix("ERR auth-failed"), result.stderr)
+    }
+}

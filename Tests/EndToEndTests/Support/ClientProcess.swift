@@ -1,0 +1,112 @@
+import Foundation
+import XCTest
+
+/// Runs `navsync` to completion with a bounded wait.
+func navsync(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 10) throws -> RunResult {
+    var env = ProcessInfo.processInfo.environment
+    env["NAVSYNC_ADDR"] = nil
+    env.merge(environment) { $1 }
+    return try runProcess(Binaries.client, arguments, environment: env, timeout: timeout)
+}
+
+/// `printf 'LINE\n' | nc -N 127.0.0.1 PORT` through the real netcat; returns its output.
+@discardableResult
+func netcat(port: Int, _ lines: String...) throws -> String {
+    let nc = ["/usr/bin/nc", "/bin/nc"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    guard let nc else { throw XCTSkip("netcat is not installed") }
+    let result = try runProcess(nc, ["-N", "127.0.0.1", "\(port)"], stdin: lines.map { $0 + "\n" }.joined())
+    return result.stdout
+}
+
+/// A long-running process whose stdout is read line by line as it arrives
+/// (for `navsync watch`). Stopped by PID.
+final class StreamingProcess: @unchecked Sendable {  // output is guarded by lock
+    let process = Process()
+    private let lock = NSLock()
+    private var outText = ""
+    private var errText = ""
+    private let outPipe = Pipe()
+    private let errPipe = Pipe()
+
+    init(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        outPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock { self.outText += String(decoding: data, as: UTF8.self) }
+        }
+        errPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock { self.errText += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+    }
+
+    var stdout: String { lock.withLock { outText } }
+    var stderr: String { lock.withLock { errText } }
+
+    /// Complete stdout lines so far.
+    var lines: [String] {
+        var all = stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        all.removeLast()  // the part after the last newline is not a line yet
+        return all
+    }
+
+    /// Waits (bounded) until stdout holds at least `count` lines; returns them.
+    @discardableResult
+    func waitForLines(_ count: Int, timeout: TimeInterval = 10, file: StaticString = #filePath,
+                      line: UInt = #line) -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let current = lines
+            if current.count >= count { return current }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        XCTFail("expected \(count) lines within \(timeout)s; stdout:\n\(stdout)\nstderr:\n\(stderr)", file: file, line: line)
+        return lines
+    }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits (bounded) for the exit; nil if it is still running.
+    func waitForExit(_ seconds: TimeInterval = 5) -> Int32? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            _ = waitForExit()
+        }
+        outPipe.fileHandleForReading.readabilityHandler = nil
+        errPipe.fileHandleForReading.readabilityHandler = nil
+    }
+
+    deinit { stop() }
+}
+
+/// A TCP port nothing listens on (bound, then released).
+func closedPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
