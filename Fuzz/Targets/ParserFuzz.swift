@@ -70,11 +70,14 @@ private func check(_ command: Command, parser: CommandParser, catalog: Catalog, 
 }
 
 private func check(_ mutation: Mutation, catalog: Catalog, maxDepth: Int, line: [UInt8]) {
-    func valid(_ entry: RouteEntry) {
+    // Data typed after a screen name is trimmed; data decoded from an OPEN
+    // route is taken as written (%20 may start or end it).
+    func valid(_ entry: RouteEntry, typed: Bool) {
         guard let screen = catalog[entry.screen] else { violated("parsed screens are in the catalog", line.shown) }
         require(screen.dataProblem(entry.data) == nil, "parsed data obeys the screen's rule", line.shown)
         if let data = entry.data {
             require(!data.isEmpty, "empty data is stored as none", line.shown)
+            guard typed else { return }
             let edges = [data.utf8.first!, data.utf8.last!]
             require(!edges.contains(UInt8(ascii: " ")) && !edges.contains(UInt8(ascii: "\t")),
                     "data is trimmed", line.shown)
@@ -82,11 +85,11 @@ private func check(_ mutation: Mutation, catalog: Catalog, maxDepth: Int, line: 
     }
     switch mutation {
     case .select(let entry), .push(let entry):
-        valid(entry)
+        valid(entry, typed: true)
     case .open(let stack):
         require(!stack.isEmpty && stack.count <= maxDepth, "an opened route is 1...maxDepth entries",
                 "\(stack.count) entries, max \(maxDepth): \(line.shown)")
-        stack.forEach(valid)
+        stack.forEach { valid($0, typed: false) }
     case .next(let data):
         require(data != "", "empty NEXT data is none", line.shown)
     case .pop, .root:
