@@ -56,6 +56,11 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	Fuzz/run.sh $(FUZZ_SECONDS)
 
+# A daemon, three navsync clients side by side and a netcat driver, in tmux.
+# Attaches on a terminal (Ctrl-b d ends it); elsewhere prints the panes.
+demo: build
+	Clients/demo/demo.sh $(BIN)
+
 clean:
 	rm -rf .build
 

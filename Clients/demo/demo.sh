@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# make demo: the mission in one command. A fresh navsyncd (memory only, a
+# free port), and a tmux session with three navsync clients side by side
+# above a netcat loop that walks through select, push, pop, next, a deep
+# link and root. Change the screen in any client and watch the others.
+#
+#   Clients/demo/demo.sh [BIN_DIR]     (default .build/release)
+#
+# On a terminal it attaches; Ctrl-b d (detach) ends the demo and stops the
+# daemon. Without a terminal (CI) it runs DEMO_SECONDS (default 6), prints
+# what each pane shows, and stops.
+set -euo pipefail
+
+bin="${1:-.build/release}"
+case "$bin" in /*) ;; *) bin="$PWD/$bin" ;; esac
+for tool in tmux nc; do
+  command -v "$tool" >/dev/null || { echo "demo: $tool is needed (make deps installs it)" >&2; exit 1; }
+done
+[ -x "$bin/navsyncd" ] && [ -x "$bin/navsync" ] || { echo "demo: build first (make build)" >&2; exit 1; }
+
+socket="navsync-demo-$$"
+log="$(mktemp)"
+driver="$(mktemp)"
+"$bin/navsyncd" --listen 127.0.0.1:0 --state none 2>"$log" &
+daemon=$!
+cleanup() {
+  tmux -L "$socket" kill-server 2>/dev/null || true
+  kill "$daemon" 2>/dev/null || true
+  wait "$daemon" 2>/dev/null || true
+  rm -f "$log" "$driver"
+}
+trap cleanup EXIT
+
+port=""
+for _ in $(seq 200); do
+  port="$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -n 1)"
+  [ -n "$port" ] && break
+  kill -0 "$daemon" 2>/dev/null || break
+  sleep 0.05
+done
+[ -n "$port" ] || { echo "demo: navsyncd did not start:" >&2; cat "$log" >&2; exit 1; }
+
+# UTF-8 for the breadcrumb arrows; colour even if the caller's shell set NO_COLOR.
+lang="${LANG:-}"
+case "$lang" in *UTF-8*|*utf-8*|*UTF8*|*utf8*) ;; *) lang=C.UTF-8 ;; esac
+client="env -u NO_COLOR LANG=$lang $bin/navsync --connect 127.0.0.1:$port"
+
+# The driver: one protocol line at a time through netcat, with the reply.
+cat >"$driver" <<EOF_DRIVER
+while true; do
+  for line in 'SELECT green' 'PUSH blue hello from netcat' 'POP' 'NEXT' \\
+              'OPEN /red/green/blue:a%20deep%20link' 'ROOT' 'NEXT'; do
+    printf 'nc> %-40s %s\\n' "\$line" "\$(printf '%s\\n' "\$line" | nc -N 127.0.0.1 $port)"
+    sleep 2.5
+  done
+done
+EOF_DRIVER
+
+width=242
+height=32
+tmux -L "$socket" -f /dev/null -u new-session -d -s demo -x "$width" -y "$height" "$client"
+tmux -L "$socket" split-window -h -t demo "$client"
+tmux -L "$socket" split-window -h -t demo "$client"
+tmux -L "$socket" select-layout -t demo even-horizontal
+tmux -L "$socket" split-window -v -f -l 7 -t demo "bash $driver"
+tmux -L "$socket" select-pane -t demo:0.0
+tmux -L "$socket" set-option -g mouse on >/dev/null
+tmux -L "$socket" set-option -g status-left " navsync demo  daemon 127.0.0.1:$port " >/dev/null
+tmux -L "$socket" set-option -g status-left-length 60 >/dev/null
+tmux -L "$socket" set-option -g status-right " click a pane, press m or ?   Ctrl-b d ends the demo " >/dev/null
+tmux -L "$socket" set-option -g status-right-length 80 >/dev/null
+
+if [ -t 0 ] && [ -t 1 ]; then
+  tmux -L "$socket" attach -t demo
+else
+  sleep "${DEMO_SECONDS:-6}"
+  for pane in 0 1 2 3; do
+    echo "---- pane $pane ----"
+    tmux -L "$socket" capture-pane -p -t "demo:0.$pane" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+  done
+fi
