@@ -21,12 +21,8 @@ public enum ClientRequest: Equatable, Sendable {
         case state
         /// `PONG [text]`
         case pong
-        /// `HELLO navsync 1 <version>`
-        case hello
         /// Item lines, then `END`.
         case listing
-        /// `BYE`
-        case bye
     }
 
     /// The protocol line, without its `\n`.

@@ -310,10 +310,6 @@ public struct SyncClient {
             return complete(.ok(revision: revision), now: now)
         case (.pong(let text), .pong):
             return complete(.pong(text), now: now)
-        case (.hello(let text), .hello):
-            return complete(.unexpected("HELLO " + text), now: now)
-        case (.bye, .bye):
-            return complete(.unexpected("BYE"), now: now)
         case (.state(let revision, let route), .state):
             switch Route.decode(route) {
             case .success(let stack): return complete(.state(RoomState(stack: stack, revision: revision)), now: now)

@@ -13,9 +13,14 @@ func navsync(_ arguments: [String], environment: [String: String] = [:], timeout
 @discardableResult
 func netcat(port: Int, _ lines: String...) throws -> String {
     let nc = ["/usr/bin/nc", "/bin/nc"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    guard let nc else { throw XCTSkip("netcat is not installed") }
+    guard let nc else { throw NetcatMissing() }
     let result = try runProcess(nc, ["-N", "127.0.0.1", "\(port)"], stdin: lines.map { $0 + "\n" }.joined())
     return result.stdout
+}
+
+/// netcat-openbsd is one of the packages `make deps` installs; its absence is a failure, not a skip.
+struct NetcatMissing: Error, CustomStringConvertible {
+    var description: String { "nc is not installed (make deps installs netcat-openbsd)" }
 }
 
 /// A long-running process whose stdout is read line by line as it arrives
