@@ -159,6 +159,7 @@ struct UIState {
                 return .nothing
             }
             mode = .browsing
+            notice = nil  // a "needs data" reminder is answered now
             let value = data.isEmpty ? nil : data
             switch prompt.verb {
             case .select: return .send(.select(screen: prompt.screen, data: value))
