@@ -423,6 +423,8 @@ public struct SyncClient {
     private mutating func complete(_ reply: Reply, now: UInt64) -> [ClientAction] {
         let head = pending.removeFirst()
         var actions: [ClientAction] = []
+        // Answered either way: a later gap may ask again.
+        if head.purpose == .watch(resync: true) { resyncInFlight = false }
         switch (head.purpose, reply) {
         case (.user(let id), _):
             actions.append(.note(.reply(id, reply)))
@@ -441,7 +443,6 @@ public struct SyncClient {
             actions.append(.note(.catalog(catalog)))
         case (.watch(let resync), .state(let state)):
             watching = true
-            if resync { resyncInFlight = false }
             snapshot = state
             actions.append(.note(.snapshot(state, resync ? .resync : .connected)))
         case (.stats, .listing(let lines)):

@@ -189,6 +189,16 @@ final class SyncClientTests: XCTestCase {
         XCTAssertEqual(h.takeSent(), [])
     }
 
+    func test_failedResync_doesNotBlockTheNextOne() {
+        var h = Harness(watchOnly)
+        h.goLive(rev: 1, route: "/red")
+        h.receive("EVENT 3 select /green")
+        XCTAssertEqual(h.takeSent(), ["WATCH"])
+        h.receive("ERR internal something odd")
+        h.receive("EVENT 5 select /blue")
+        XCTAssertEqual(h.takeSent(), ["WATCH"], "the next gap resyncs again")
+    }
+
     func test_unaskedState_isAResync() {
         var h = Harness(watchOnly)
         h.goLive(rev: 2, route: "/red")
