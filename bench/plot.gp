@@ -7,6 +7,7 @@ set output dir."/fanout.png"
 set multiplot layout 1,2 title "navsync fan-out vs Redis pub/sub, NATS and a one-write-per-event floor (medians of runs)"
 systems = "navsync redis nats floor"
 set logscale x
+set xrange [70:14000]
 set xtics (100, 1000, 5000, 10000)
 set xlabel "watchers (N)"
 set grid
@@ -20,6 +21,7 @@ plot for [s in systems] (system("test -s ".dir."/plot-".s.".dat && echo y") eq "
      using 1:2 title s lw 2 pt 7
 
 set title "burst: K changes back to back, deliveries per second"
+set key top right
 set ylabel "deliveries/s"
 unset logscale y
 set yrange [0:*]
