@@ -49,7 +49,7 @@ final class HostileClientTests: XCTestCase {
         print("slowloris: \(slowCount) clients at one byte per \(interval / 1000) ms; meanwhile \(latencies.count) PINGs,",
               "median \(String(format: "%.2f", latencies[latencies.count / 2])) ms, p99 \(String(format: "%.2f", p99)) ms,",
               "max \(String(format: "%.2f", latencies.last!)) ms")
-        XCTAssertLessThan(p99, 50, "the fast client is not slowed down")
+        if !Hardening.sanitized { XCTAssertLessThan(p99, 50, "the fast client is not slowed down") }
     }
 
     func test_connectAndNeverSend_othersServed_silentOnesStillAnsweredLater() throws {
@@ -225,7 +225,9 @@ final class HostileClientTests: XCTestCase {
         print("slow watcher: \(events) events of ~3 KB in \(String(format: "%.1f", seconds)) s to 5 readers;",
               "stuck watcher got \(late.count) lines (\(states.count) STATE); daemon RSS \(baselineKiB) KiB before,",
               "peak \(peakKiB) KiB during (+\(growthKiB) KiB)")
-        XCTAssertLessThan(growthKiB, 16 * 1024, "daemon memory stays bounded while a watcher does not read")
+        if !Hardening.sanitized {
+            XCTAssertLessThan(growthKiB, 16 * 1024, "daemon memory stays bounded while a watcher does not read")
+        }
     }
 
     /// A client that pipelines commands with large replies and never reads
@@ -278,8 +280,10 @@ final class HostileClientTests: XCTestCase {
         print("pipeliner: \(commands) GETs sent unread in 0.5 s (\(sentBytes / 1024) KiB in);",
               "daemon RSS \(baselineKiB) KiB before, peak \(peakKiB) KiB (+\(peakKiB - baselineKiB) KiB);",
               "another client's PING took \(String(format: "%.2f", otherMilliseconds)) ms; \(lines) lines read later")
-        XCTAssertLessThan(peakKiB - baselineKiB, 16 * 1024, "memory stays bounded")
-        XCTAssertLessThan(otherMilliseconds, 100, "others are served meanwhile")
+        if !Hardening.sanitized {
+            XCTAssertLessThan(peakKiB - baselineKiB, 16 * 1024, "memory stays bounded")
+            XCTAssertLessThan(otherMilliseconds, 100, "others are served meanwhile")
+        }
     }
 
     /// A client that pipelines commands as fast as the daemon answers them
@@ -325,7 +329,7 @@ final class HostileClientTests: XCTestCase {
         print("full-speed pipeliner: \(replies.current) replies to it in ~2.3 s; meanwhile \(latencies.count) PINGs,",
               "median \(String(format: "%.2f", median)) ms, p99 \(String(format: "%.2f", latencies[latencies.count * 99 / 100])) ms,",
               "max \(String(format: "%.2f", latencies.last!)) ms")
-        XCTAssertLessThan(median, 30, "others are not held up by one pipelining client")
+        if !Hardening.sanitized { XCTAssertLessThan(median, 30, "others are not held up by one pipelining client") }
         XCTAssertGreaterThan(replies.current, 10_000, "the pipeliner is served too")
     }
 

@@ -8,6 +8,10 @@ import XCTest
 enum Hardening {
     /// `NAVSYNC_LONG=1` selects the long forms (many more kills, longer soaks).
     static var long: Bool { ProcessInfo.processInfo.environment["NAVSYNC_LONG"] == "1" }
+    /// `NAVSYNC_SANITIZED=1`: the daemon under test is a sanitizer build (see
+    /// Tests/sanitizers/run.sh). Its memory and speed say nothing about ours,
+    /// so RSS and latency bounds are reported but not asserted.
+    static var sanitized: Bool { ProcessInfo.processInfo.environment["NAVSYNC_SANITIZED"] == "1" }
 
     // MARK: - A daemon we can kill, restart, limit and measure
 
