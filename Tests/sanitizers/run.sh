@@ -34,6 +34,8 @@ step "address, unit tests" env LSAN_OPTIONS="suppressions=$root/Tests/sanitizers
     "$swift" test --sanitize=address --scratch-path .build/asan --filter "$unit"
 step "thread, unit tests" "$swift" test --sanitize=thread --scratch-path .build/tsan --filter "$unit"
 
+# The release test bundle runs the stress tests; up to date after `make test`.
+step "release test build" "$swift" build -c release --build-tests
 reports="$root/.build/asan/reports"
 rm -rf "$reports" && mkdir -p "$reports"
 step "address, navsyncd under the stress tests" env NAVSYNC_BIN_DIR="$root/.build/asan/debug" NAVSYNC_SANITIZED=1 \
