@@ -5,7 +5,11 @@ final class Room {
     /// nil until the first change; until then the room reads as the catalog's
     /// initial stack at revision 0 and does not count against `--max-rooms`.
     var state: RoomState?
-    var watchers: [ObjectIdentifier: Session] = [:]
+    /// Who is watching, in the order they started (a removal moves the last
+    /// one into the gap). Broadcasting walks this list, so the sessions and
+    /// their sockets are visited roughly in the order they were created,
+    /// which keeps memory access sequential where a hash order scatters it.
+    private(set) var watchers: [Session] = []
 
     /// The events of the current loop turn, in revision order, shared by
     /// every watcher: a watcher owes the ones after its cursor
@@ -23,6 +27,22 @@ final class Room {
 
     init(state: RoomState? = nil) {
         self.state = state
+    }
+
+    func addWatcher(_ session: Session) {
+        session.watcherSlot = watchers.count
+        watchers.append(session)
+    }
+
+    func removeWatcher(_ session: Session) {
+        let slot = session.watcherSlot
+        guard slot >= 0, slot < watchers.count, watchers[slot] === session else { return }
+        let last = watchers.removeLast()
+        if slot < watchers.count {
+            watchers[slot] = last
+            last.watcherSlot = slot
+        }
+        session.watcherSlot = -1
     }
 
     func appendTurnEvent(_ event: [UInt8]) {

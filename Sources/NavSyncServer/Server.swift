@@ -265,7 +265,7 @@ public final class Server {
         guard !session.watching else { return }
         session.watching = true
         let room = room(named: session.room)
-        room.watchers[ObjectIdentifier(session)] = session
+        room.addWatcher(session)
         // Events already broadcast this turn are not for it: its STATE reply shows them.
         session.watchedRoom = room
         session.eventTurn = room.turn
@@ -281,7 +281,7 @@ public final class Server {
         session.watchedRoom = nil
         guard session.watching else { return }
         session.watching = false
-        rooms[session.room]?.watchers[ObjectIdentifier(session)] = nil
+        rooms[session.room]?.removeWatcher(session)
         watchersTotal -= 1
         dropIfIdle(session.room)
     }
@@ -306,7 +306,7 @@ public final class Server {
         guard !room.watchers.isEmpty else { return }
         if room.turnEvents.isEmpty {
             roomsWithTurnEvents.append(room)
-            for watcher in room.watchers.values { markDirty(watcher) }
+            for watcher in room.watchers { markDirty(watcher) }
         }
         room.appendTurnEvent(event)
         // Counted here for every watcher; events a watcher ends up skipping are taken back off.

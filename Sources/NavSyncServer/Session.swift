@@ -22,6 +22,8 @@ public final class Session {
     /// The room this session watches, nil when not watching; kept so the
     /// event path needs no lookup by name.
     var watchedRoom: Room?
+    /// This session's index in `watchedRoom.watchers`, -1 when not watching.
+    var watcherSlot = -1
     /// How many of `watchedRoom`'s events of the current turn this session
     /// has already taken into `outbox` (or skipped). Valid only while
     /// `eventTurn` equals the room's `turn`; otherwise it has taken none.
