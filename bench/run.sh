@@ -10,6 +10,8 @@
 # OUT (results directory), PORT_BASE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# nats-server lives in /usr/sbin.
+PATH="$PATH:/usr/sbin"
 
 BIN=${BIN:-.build/release}
 NS=${NS:-"100 1000 5000 10000"}
@@ -24,18 +26,18 @@ LOGS="$OUT/tmp"
 say() { echo "bench: $*" >&2; }
 
 # Peers come from Debian; installed only when missing. NATS is optional.
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+if ! command -v redis-server >/dev/null || ! command -v gnuplot >/dev/null || ! command -v nats-server >/dev/null; then
+    $SUDO apt-get update -qq || true
+fi
 need=""
 command -v redis-server >/dev/null || need="$need redis-server"
 command -v gnuplot >/dev/null || need="$need gnuplot-nox"
-if ! command -v nats-server >/dev/null; then
-    if apt-cache show nats-server >/dev/null 2>&1 || { [ -n "$need" ] || apt-get update -qq; apt-cache show nats-server >/dev/null 2>&1; }; then
-        need="$need nats-server"
-    fi
+if ! command -v nats-server >/dev/null && apt-cache show nats-server >/dev/null 2>&1; then
+    need="$need nats-server"
 fi
 if [ -n "$need" ]; then
     say "installing:$need"
-    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-    $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need >/dev/null
 fi
 if ! command -v nats-server >/dev/null; then
