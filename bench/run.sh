@@ -20,7 +20,8 @@ SYSTEMS=${SYSTEMS:-"navsync redis nats floor"}
 M=${M:-300}
 K=${K:-100}
 OUT=${OUT:-bench/results}
-PORT_BASE=${PORT_BASE:-27100}
+# Below the usual ephemeral range (32768-60999), where client sockets could hold a port.
+PORT_BASE=${PORT_BASE:-21000}
 LOGS="$OUT/tmp"
 
 say() { echo "bench: $*" >&2; }
@@ -107,15 +108,21 @@ for n in $NS; do
     for run in $(seq 1 "$RUNS"); do
         # Systems interleaved, so that a change in machine load hits all of them alike.
         for system in $SYSTEMS; do
-            port=$((port + 1))
-            start_server "$system" "$port"
-            if ! "$BIN/navsync-bench" --system "$system" --port "$port" --pid "$SERVER_PID" \
-                    -n "$n" -m "$M" -k "$K" --run "$run" --timeout 300 --quiet \
-                    --json "$OUT/run-$system-$n-$run.json"; then
-                say "$system n=$n run $run FAILED"
-                failed=$((failed + 1))
-            fi
-            stop_server "$SERVER_PID"
+            # A second try on a new port: another program may hold the first one.
+            ok=false
+            for attempt in 1 2; do
+                port=$((port + 1))
+                start_server "$system" "$port"
+                if "$BIN/navsync-bench" --system "$system" --port "$port" --pid "$SERVER_PID" \
+                        -n "$n" -m "$M" -k "$K" --run "$run" --timeout 300 --quiet \
+                        --json "$OUT/run-$system-$n-$run.json"; then
+                    ok=true
+                fi
+                stop_server "$SERVER_PID"
+                $ok && break
+                say "$system n=$n run $run failed (attempt $attempt, port $port)"
+            done
+            $ok || failed=$((failed + 1))
         done
     done
 done
