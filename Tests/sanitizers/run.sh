@@ -8,7 +8,8 @@
 #   2. swift test --sanitize=thread   (scratch .build/tsan);
 #   3. .build/asan/debug/navsyncd, the ASan daemon step 1 built, faces the
 #      kill -9, soak, hostile-client and signal tests, run by the release test
-#      bundle `make test` built. ASan/LSan reports from the daemon go to
+#      bundle (`swift test -c release` builds it if `make test` has not; only
+#      swift test enables the testable imports the hub's unit tests use). ASan/LSan reports from the daemon go to
 #      .build/asan/reports/ and fail the run. NAVSYNC_SANITIZED=1 tells the
 #      tests to report, not assert, RSS and latency bounds (ASan's quarantine
 #      and a debug build say nothing about ours); the 10,000-event slow-watcher
@@ -34,13 +35,11 @@ step "address, unit tests" env LSAN_OPTIONS="suppressions=$root/Tests/sanitizers
     "$swift" test --sanitize=address --scratch-path .build/asan --filter "$unit"
 step "thread, unit tests" "$swift" test --sanitize=thread --scratch-path .build/tsan --filter "$unit"
 
-# The release test bundle runs the stress tests; up to date after `make test`.
-step "release test build" "$swift" build -c release --build-tests
 reports="$root/.build/asan/reports"
 rm -rf "$reports" && mkdir -p "$reports"
 step "address, navsyncd under the stress tests" env NAVSYNC_BIN_DIR="$root/.build/asan/debug" NAVSYNC_SANITIZED=1 \
     ASAN_OPTIONS="log_path=$reports/navsyncd:detect_leaks=1" \
-    "$swift" test -c release --skip-build --filter "$stress" --skip 'test_watcherThatNeverReads'
+    "$swift" test -c release --filter "$stress" --skip 'test_watcherThatNeverReads'
 if compgen -G "$reports/navsyncd*" >/dev/null; then
     echo "== sanitizers: the ASan daemon reported problems:"
     head -n 60 "$reports"/navsyncd*
