@@ -9,8 +9,9 @@
 #   3. .build/asan/debug/navsyncd, the ASan daemon step 1 built, faces the
 #      kill -9, soak, hostile-client and signal tests, run by the release test
 #      bundle (`swift test -c release` builds it if `make test` has not; only
-#      swift test enables the testable imports the hub's unit tests use). ASan/LSan reports from the daemon go to
-#      .build/asan/reports/ and fail the run. NAVSYNC_SANITIZED=1 tells the
+#      swift test enables the testable imports the hub's unit tests use).
+#      ASan/LSan reports from the daemon go to .build/asan/reports/ and
+#      fail the run. NAVSYNC_SANITIZED=1 tells the
 #      tests to report, not assert, RSS and latency bounds (ASan's quarantine
 #      and a debug build say nothing about ours); the 10,000-event slow-watcher
 #      test is skipped, as it takes minutes under ASan.
