@@ -129,6 +129,10 @@ enum Report {
             out += "\nnavsync vs redis (ratios of medians; deliveries/s wants > 1, the rest < 1):\n"
             out += ratioLines.joined(separator: "\n") + "\n"
         }
+        let loads = rows.flatMap(\.loads).compactMap { $0.split(separator: " ").first.flatMap { Double($0) } }
+        if let low = loads.min(), let high = loads.max() {
+            out += "\nmachine load (1-minute average) when the runs started: \(f(low, 2)) to \(f(high, 2)); each run's is in its JSON file.\n"
+        }
         out += "\np50/p90/p99/max: closed loop, actor's write to the LAST watcher holding the event; first p50: to the first.\n"
         out += "deliv/s: bursts of K changes in one write, N*K / time until every watcher holds all K.\n"
         out += "srv ns/dlv, bench ns/dlv: CPU time of the server / of the bench over the bursts per delivery.\n"
