@@ -72,7 +72,7 @@ final class DurabilityTests: XCTestCase {
         var daemon = try Hardening.Daemon(statePath: statePath, arguments: arguments)
         defer { daemon.stop() }
         let record = Hardening.Shared(Record())
-        record.with { $0.port = daemon.port; $0.alive = true }
+        record.withLock { $0.port = daemon.port; $0.alive = true }
         try checkRestart(daemon, generation: 0, rooms: rooms, record: record)
 
         let workers = DispatchGroup()
@@ -103,7 +103,7 @@ final class DurabilityTests: XCTestCase {
             } else {
                 // The last kill comes after the load stops, so the final
                 // generation's acknowledgements are checked too.
-                record.with { $0.stopping = true }
+                record.withLock { $0.stopping = true }
                 XCTAssertEqual(workers.wait(timeout: .now() + 30), .success, "actors and watchers stop")
             }
             let attributes = try? FileManager.default.attributesOfItem(atPath: statePath)
@@ -113,13 +113,13 @@ final class DurabilityTests: XCTestCase {
             if let inode = attributes?[.systemFileNumber] as? Int, inode != generationInode { compactedGenerations += 1 }
             let status = daemon.signal(SIGKILL)
             XCTAssertEqual(status, 128 + SIGKILL, "daemon died of SIGKILL")
-            record.with { $0.alive = false }
+            record.withLock { $0.alive = false }
             let restartBegan = Date()
             daemon = try Hardening.Daemon(statePath: statePath, arguments: arguments)
             restartMilliseconds.append(Date().timeIntervalSince(restartBegan) * 1000)
             try checkRestart(daemon, generation: kill, rooms: rooms, record: record)
             generationInode = (try? FileManager.default.attributesOfItem(atPath: statePath))?[.systemFileNumber] as? Int
-            record.with {
+            record.withLock {
                 $0.daemonGeneration = kill
                 $0.port = daemon.port
                 $0.alive = !$0.stopping
@@ -180,7 +180,7 @@ final class DurabilityTests: XCTestCase {
             }
             states[room] = (state.revision, state.route)
         }
-        record.with { r in
+        record.withLock { r in
             r.restarted[generation] = states.mapValues { (revision: $0.0, route: $0.1) }
             for (room, state) in states {
                 r.saw(Sighting(generation: generation, room: room, revision: state.0, route: state.1, source: "restart \(generation)"))
@@ -220,11 +220,11 @@ final class DurabilityTests: XCTestCase {
             do {
                 let joined = try connection.readLine(timeout: 3)
                 if let state = Hardening.Observed(joined) {
-                    record.with { $0.saw(Sighting(generation: generation, room: room, revision: state.revision, route: state.route, source: "JOIN by actor \(index)")) }
+                    record.withLock { $0.saw(Sighting(generation: generation, room: room, revision: state.revision, route: state.route, source: "JOIN by actor \(index)")) }
                 }
                 for change in window {
                     let reply = try connection.readLine(timeout: 3)
-                    record.with { r in
+                    record.withLock { r in
                         if let rev = Hardening.okRevision(reply) {
                             r.acks.append(Ack(generation: generation, room: room, revision: rev))
                             if let route = change.route {
@@ -290,10 +290,10 @@ final class DurabilityTests: XCTestCase {
                 }
                 linesRead += 1
                 guard let seen = Hardening.Observed(line) else {
-                    record.with { $0.gaps.append("watcher of \(room) read '\(line)'") }
+                    record.withLock { $0.gaps.append("watcher of \(room) read '\(line)'") }
                     continue
                 }
-                record.with { r in
+                record.withLock { r in
                     r.saw(Sighting(generation: generation, room: room, revision: seen.revision, route: seen.route,
                                    source: "\(seen.isEvent ? "EVENT" : "STATE") to watcher of \(room)"))
                     if seen.isEvent {

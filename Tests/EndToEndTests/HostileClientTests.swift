@@ -93,7 +93,7 @@ final class HostileClientTests: XCTestCase {
             var random = Hardening.Random(seed: 0xC0C0 + UInt64(t))
             for i in 0..<(cycles / threads) {
                 guard let fd = try? Hardening.connectSocket(port: daemon.port) else {
-                    failures.with { $0 += 1 }
+                    failures.withLock { $0 += 1 }
                     continue
                 }
                 // Every way a client can leave.
@@ -308,7 +308,7 @@ final class HostileClientTests: XCTestCase {
                 let n = chunk.withUnsafeMutableBytes { recv(blaster, $0.baseAddress, $0.count, 0) }
                 if n <= 0 { break }
                 let lines = chunk[..<n].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
-                replies.with { $0 += lines }
+                replies.withLock { $0 += lines }
             }
         }
         writer.start()
@@ -322,7 +322,7 @@ final class HostileClientTests: XCTestCase {
             XCTAssertEqual(try client.request("PING"), "PONG")
             latencies.append(Date().timeIntervalSince(start) * 1000)
         }
-        stop.with { $0 = true }
+        stop.withLock { $0 = true }
         shutdown(blaster, Int32(SHUT_RDWR))
         latencies.sort()
         let median = latencies[latencies.count / 2]
@@ -506,14 +506,14 @@ final class HostileClientTests: XCTestCase {
             Thread {
                 while running.current {
                     let kib = Hardening.statusField("VmRSS", pid: pid)
-                    peak.with { $0 = max($0, kib) }
+                    peak.withLock { $0 = max($0, kib) }
                     usleep(5_000)
                 }
             }.start()
         }
 
         func stop() -> Int {
-            running.with { $0 = false }
+            running.withLock { $0 = false }
             return max(peak.current, Hardening.statusField("VmRSS", pid: pid))
         }
     }

@@ -49,12 +49,12 @@ final class SignalsAndFilesTests: XCTestCase {
                 while !stopAt.current {
                     // A window of 16 pipelined changes, answers read one by one.
                     let routes = (0..<16).map { k in "/green/blue:w\(w)-\(n + k)" }
-                    progress.with { $0[w].sent += routes }
+                    progress.withLock { $0[w].sent += routes }
                     client.send(routes.map { "OPEN \($0)\n" }.joined())
                     for _ in routes {
                         guard let reply = try? client.readLine(timeout: 3) else { return }
                         if let rev = Hardening.okRevision(reply) {
-                            progress.with { $0[w].lastOK = rev }
+                            progress.withLock { $0[w].lastOK = rev }
                         } else if reply == "BYE" {
                             return
                         }
@@ -70,7 +70,7 @@ final class SignalsAndFilesTests: XCTestCase {
         let exitSeconds = Date().timeIntervalSince(sent)
         XCTAssertEqual(status, 0, "SIGTERM is a clean stop")
         XCTAssertLessThan(exitSeconds, 2, "the daemon stops within about a second")
-        stopAt.with { $0 = true }
+        stopAt.withLock { $0 = true }
         XCTAssertEqual(group.wait(timeout: .now() + 10), .success)
         usleep(100_000)
         let byes = others.allLines().filter { $0.last == "BYE" }.count

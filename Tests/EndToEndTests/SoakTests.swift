@@ -114,7 +114,7 @@ final class SoakTests: XCTestCase {
             // can take for 100 watchers; the watchers must never lag.
             usleep(UInt32.random(in: 200...1_500, using: &random))
         }
-        tally.with { total in
+        tally.withLock { total in
             for (key, value) in counts { total[key, default: 0] += value }
         }
     }

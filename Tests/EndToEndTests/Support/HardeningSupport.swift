@@ -333,47 +333,16 @@ enum Hardening {
 
     // MARK: - Randomness and locking
 
-    /// SplitMix64, so a random test replays exactly from its seed.
-    struct Random: RandomNumberGenerator {
-        private var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    /// A value shared between threads.
-    final class Shared<Value>: @unchecked Sendable {  // value only touched under lock
-        private let lock = NSLock()
-        private var value: Value
-        init(_ value: Value) { self.value = value }
-        func with<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-            lock.lock()
-            defer { lock.unlock() }
-            return try body(&value)
-        }
-        var current: Value { with { $0 } }
-    }
+    // The generic helpers shared with the other end-to-end tests
+    // (Support/Concurrency.swift), under the names these tests use.
+    typealias Random = SeededGenerator
+    typealias Shared = Locked
 
     /// Runs `body(i)` for i in 0..<count on threads of their own and waits
     /// (bounded); false if some thread did not finish in time.
     @discardableResult
     static func onThreads(_ count: Int, timeout: TimeInterval, _ body: @escaping @Sendable (Int) -> Void) -> Bool {
-        let group = DispatchGroup()
-        for i in 0..<count {
-            group.enter()
-            let thread = Thread {
-                body(i)
-                group.leave()
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-        return group.wait(timeout: .now() + timeout) == .success
+        runOnThreads(count, timeout: timeout, body)
     }
 
     /// A fresh directory for one test's files.
