@@ -8,7 +8,7 @@ BIN := .build/release
 DEB_PACKAGES := libuv1-dev libncurses-dev netcat-openbsd tmux
 ARGS ?=
 
-.PHONY: all deps build run test test-sanitizers fuzz test-unit test-e2e test-netcat demo clean help bench
+.PHONY: all deps build run test test-sanitizers fuzz test-unit test-e2e test-netcat demo clean help bench bench-compare
 
 all: build
 
@@ -17,6 +17,7 @@ help:
 	@echo "make test    build and run every test"
 	@echo "make demo    daemon + three terminal clients + a netcat driver in tmux"
 	@echo "make bench   fan-out benchmark vs Redis/NATS (docs/PERFORMANCE.md)"
+	@echo "make bench-compare BASE=REV  the same, with navsyncd built at REV as 'baseline' rows beside this build"
 	@echo "make test-sanitizers  unit tests under ASan and TSan, the ASan daemon under stress"
 	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files (FUZZ_SECONDS=60 each)"
 	@echo "make clean   remove build output"
@@ -67,3 +68,8 @@ clean:
 # Installs redis-server, nats-server and gnuplot when missing; see bench/run.sh for knobs.
 bench: build
 	bench/run.sh
+
+# The benchmark with an older navsyncd (git revision BASE) measured in the same
+# run as this build, as `baseline` rows and ratios (bench/compare.sh).
+bench-compare: build
+	bench/compare.sh $(BASE)

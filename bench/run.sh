@@ -7,7 +7,9 @@
 #
 # Knobs (environment): NS, RUNS, SYSTEMS, M (closed-loop changes),
 # K (changes per burst), BIN (where navsyncd and navsync-bench are),
-# OUT (results directory), PORT_BASE.
+# OUT (results directory), PORT_BASE, BASE_BIN (a directory holding an older
+# navsyncd: measured as the `baseline` rows beside `navsync`, interleaved in the
+# same run, so a change is shown side by side with the figures before it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # nats-server lives in /usr/sbin.
@@ -17,6 +19,11 @@ BIN=${BIN:-.build/release}
 NS=${NS:-"100 1000 5000 10000"}
 RUNS=${RUNS:-3}
 SYSTEMS=${SYSTEMS:-"navsync redis nats floor"}
+BASE_BIN=${BASE_BIN:-}
+if [ -n "$BASE_BIN" ]; then
+    [ -x "$BASE_BIN/navsyncd" ] || { echo "bench: BASE_BIN=$BASE_BIN has no navsyncd" >&2; exit 64; }
+    case " $SYSTEMS " in *" baseline "*) ;; *) SYSTEMS="navsync baseline ${SYSTEMS/navsync/}" ;; esac
+fi
 M=${M:-300}
 K=${K:-100}
 OUT=${OUT:-bench/results}
@@ -73,6 +80,8 @@ start_server() {
     case $system in
         navsync) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --log-level warn 2>"$log" & ;;
+        baseline) "$BASE_BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
+                     --log-level warn 2>"$log" & ;;
         redis)   redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
                      --client-output-buffer-limit 'pubsub 0 0 0' --maxclients 11000 \
                      --protected-mode no --daemonize no --logfile "$log" & ;;
@@ -113,7 +122,8 @@ for n in $NS; do
             for attempt in 1 2; do
                 port=$((port + 1))
                 start_server "$system" "$port"
-                if "$BIN/navsync-bench" --system "$system" --port "$port" --pid "$SERVER_PID" \
+                speak=$system; [ "$system" = baseline ] && speak=navsync
+                if "$BIN/navsync-bench" --system "$speak" --label "$system" --port "$port" --pid "$SERVER_PID" \
                         -n "$n" -m "$M" -k "$K" --run "$run" --timeout 300 --quiet \
                         --json "$OUT/run-$system-$n-$run.json"; then
                     ok=true

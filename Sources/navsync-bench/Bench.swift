@@ -73,7 +73,7 @@ final class Bench {
     // MARK: Start and end
 
     func start() {
-        result.system = options.system.rawValue
+        result.system = options.label ?? options.system.rawValue
         result.n = options.watchers
         result.rounds = options.rounds
         result.burstSize = options.burstSize

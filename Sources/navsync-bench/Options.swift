@@ -1,6 +1,9 @@
 /// Command-line settings of one bench run.
 struct BenchOptions {
     var system: System = .navsync
+    /// Name recorded in the result instead of the system's, e.g. `baseline` for an older navsyncd
+    /// measured in the same run as the current one.
+    var label: String?
     var host = "127.0.0.1"
     var port = 7878
     /// The server's PID, for RSS and CPU figures from /proc; nil skips them.
@@ -36,6 +39,7 @@ struct BenchOptions {
                navsync-bench report DIR                medians of DIR/*.json: table, summary.json, plot data
 
           --system navsync|redis|nats|floor   protocol to speak (default navsync)
+          --label NAME                        name the result NAME (e.g. baseline) instead of the system
           --host ADDR --port N                server address (default 127.0.0.1:7878)
           --pid PID                           server process, for RSS and CPU from /proc
           -n N                                watcher connections (default 1000)
@@ -74,6 +78,7 @@ struct BenchOptions {
                 let text = try value(flag)
                 guard let system = System(rawValue: text) else { throw UsageError(description: "unknown system \(text)") }
                 options.system = system
+            case "--label": options.label = try value(flag)
             case "--host": options.host = try value(flag)
             case "--port": options.port = try number(flag)
             case "--pid": options.pid = Int32(try number(flag))

@@ -48,7 +48,8 @@ enum Report {
             guard let result = try? decoder.decode(RunResult.self, from: Data(contentsOf: file)) else { continue }
             groups["\(result.system) \(result.n)", default: []].append(result)
         }
-        let order = System.allCases.map(\.rawValue)
+        // `baseline` (an older navsyncd, see bench/run.sh BASE_BIN) sits right after navsync.
+        let order = ["navsync", "baseline"] + System.allCases.map(\.rawValue).filter { $0 != "navsync" }
         var rows: [Row] = []
         for runs in groups.values {
             let first = runs[0]
@@ -124,7 +125,22 @@ enum Report {
                 + "p99 \(f(ours.lastP99Ms / redis.lastP99Ms, 2))x, "
                 + "RSS/watcher \(f(ours.rssPerWatcherBytes, 0)) B vs \(f(redis.rssPerWatcherBytes, 0)) B")
         }
+        // Ratios against the previous build, when one was measured in the same run.
+        var baselineLines: [String] = []
+        for n in ns {
+            guard let ours = rows.first(where: { $0.system == "navsync" && $0.n == n }),
+                  let base = rows.first(where: { $0.system == "baseline" && $0.n == n }) else { continue }
+            let cpu = zipOptional(ours.daemonNsPerDelivery, base.daemonNsPerDelivery).map { $0 / $1 }
+            baselineLines.append("N=\(n): deliveries/s \(f(ours.deliveriesPerSecond / base.deliveriesPerSecond, 2))x, "
+                + "server CPU/delivery \(f(cpu, 2))x, p50 \(f(ours.lastP50Ms / base.lastP50Ms, 2))x, "
+                + "p99 \(f(ours.lastP99Ms / base.lastP99Ms, 2))x, "
+                + "RSS/watcher \(f(ours.rssPerWatcherBytes, 0)) B vs \(f(base.rssPerWatcherBytes, 0)) B")
+        }
         var out = lines.joined(separator: "\n") + "\n"
+        if !baselineLines.isEmpty {
+            out += "\nnavsync (this build) vs baseline (BASE_BIN, measured in the same run):\n"
+            out += baselineLines.joined(separator: "\n") + "\n"
+        }
         if !ratioLines.isEmpty {
             out += "\nnavsync vs redis (ratios of medians; deliveries/s wants > 1, the rest < 1):\n"
             out += ratioLines.joined(separator: "\n") + "\n"
