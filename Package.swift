@@ -23,27 +23,30 @@ let package = Package(
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncurses-dev"])]),
 
         .target(name: "NavSyncCore", swiftSettings: strict),
+        // GNU-style flag reading for the three binaries; no protocol, no IO.
+        .target(name: "GNUFlags", swiftSettings: strict),
         .target(name: "UVLoop", dependencies: ["CLibUV"], swiftSettings: strict),
         .target(name: "NavSyncServer", dependencies: ["NavSyncCore"], swiftSettings: strict),
-        .target(name: "NavSyncClient", dependencies: ["NavSyncCore", "UVLoop"], swiftSettings: strict),
+        .target(name: "NavSyncClient", dependencies: ["NavSyncCore", "UVLoop", "GNUFlags"], swiftSettings: strict),
 
         .executableTarget(
             name: "navsyncd",
-            dependencies: ["NavSyncCore", "NavSyncServer", "UVLoop"],
+            dependencies: ["NavSyncCore", "NavSyncServer", "UVLoop", "GNUFlags"],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "navsync",
-            dependencies: ["NavSyncCore", "NavSyncClient", "UVLoop", "CNCurses"],
+            dependencies: ["NavSyncCore", "NavSyncClient", "UVLoop", "CNCurses", "GNUFlags"],
             path: "Clients/navsync",
             exclude: [],
             swiftSettings: strict
         ),
 
         // Fan-out benchmark against navsyncd and peers (Redis, NATS), on the same loop.
-        .executableTarget(name: "navsync-bench", dependencies: ["UVLoop"], swiftSettings: strict),
+        .executableTarget(name: "navsync-bench", dependencies: ["UVLoop", "GNUFlags"], swiftSettings: strict),
 
         .testTarget(name: "NavSyncCoreTests", dependencies: ["NavSyncCore"]),
+        .testTarget(name: "GNUFlagsTests", dependencies: ["GNUFlags"]),
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop"]),
         .testTarget(name: "EndToEndTests", dependencies: ["NavSyncCore"]),

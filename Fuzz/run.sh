@@ -5,10 +5,9 @@
 # Targets: framer parser route catalog statefile.
 #
 # NavSyncCore is compiled once, instrumented, as a static library; each target
-# is its own binary (its file plus FuzzSupport.swift; statefile also compiles
-# NavSyncServer's Journal). Work corpora, logs and crash inputs live under
-# .build/fuzz/ (override with FUZZ_BUILD_DIR); the seed corpus in
-# Fuzz/corpus/ is only read. Exit status is non-zero when a target crashes or
+# is its own binary (its file plus FuzzSupport.swift). Work corpora, logs
+# and crash inputs live under .build/fuzz/ (override with FUZZ_BUILD_DIR);
+# the seed corpus in Fuzz/corpus/ is only read. Exit status is non-zero when a target crashes or
 # breaks a property; the input that did it is kept and named in the output.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -50,8 +49,7 @@ sources_for() {
     local t="$1" file
     case "$t" in
         framer) file=FramerFuzz ;; parser) file=ParserFuzz ;; route) file=RouteFuzz ;;
-        catalog) file=CatalogFuzz ;;
-        statefile) echo "$root/Fuzz/Targets/StateFileFuzz.swift $root/Sources/NavSyncServer/Journal.swift $root/Sources/NavSyncServer/JournalStorage.swift $root/Fuzz/Targets/FuzzSupport.swift"; return ;;
+        catalog) file=CatalogFuzz ;; statefile) file=StateFileFuzz ;;
         *) echo "fuzz: unknown target $t" >&2; exit 64 ;;
     esac
     echo "$root/Fuzz/Targets/$file.swift $root/Fuzz/Targets/FuzzSupport.swift"

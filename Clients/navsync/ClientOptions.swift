@@ -1,3 +1,4 @@
+import GNUFlags
 import NavSyncClient
 import NavSyncCore
 

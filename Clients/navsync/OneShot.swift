@@ -7,14 +7,7 @@ import UVLoop
 /// is reported at once.
 enum OneShot {
     static func run(_ request: ClientRequest, endpoint: Endpoint, room: String?, token: String?) -> Int32 {
-        let loop: EventLoop
-        do {
-            loop = try EventLoop()
-        } catch {
-            Output.complain("cannot start the event loop: \(error)")
-            return 1
-        }
-        EventLoop.ignoreSIGPIPE()
+        guard let loop = ClientLoop.start() else { return 1 }
         let driver = ClientDriver(loop: loop, endpoint: endpoint, options: .oneShot(room: room, token: token))
         var status: Int32 = 1
         var reachedDaemon = false

@@ -8,14 +8,7 @@ import UVLoop
 /// resync the whole state is printed again as `REV state ROUTE`.
 enum Watch {
     static func run(endpoint: Endpoint, room: String?, token: String?) -> Int32 {
-        let loop: EventLoop
-        do {
-            loop = try EventLoop()
-        } catch {
-            Output.complain("cannot start the event loop: \(error)")
-            return 1
-        }
-        EventLoop.ignoreSIGPIPE()
+        guard let loop = ClientLoop.start() else { return 1 }
         let driver = ClientDriver(loop: loop, endpoint: endpoint, options: .stream(room: room, token: token))
         let roomName = room ?? "main"
         var status: Int32 = 0

@@ -26,7 +26,7 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
 
     var token: String?
     if let path = options.tokenPath {
-        switch TokenFile.read(path) {
+        switch TokenFile.read(path, using: SyncFile.readAll) {
         case .success(let value): token = value
         case .failure(let problem):
             Output.complain(problem.description)
@@ -49,28 +49,6 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
             return 64
         }
         return TerminalApp.run(endpoint: options.endpoint, room: options.room, token: token, environment: environment)
-    }
-}
-
-/// `--token-file`: the secret is the file's first line, without blanks around it.
-enum TokenFile {
-    struct Problem: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    static func read(_ path: String) -> Result<String, Problem> {
-        let bytes: [UInt8]?
-        do {
-            bytes = try SyncFile.readAll(path: path)
-        } catch {
-            return .failure(Problem(description: "token file \(path): cannot read: \(error)"))
-        }
-        guard let bytes else { return .failure(Problem(description: "token file \(path): no such file")) }
-        var line = bytes.prefix { $0 != UInt8(ascii: "\n") }
-        if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-        let token = String(decoding: line, as: UTF8.self).trimmingBlanks()
-        guard !token.isEmpty else { return .failure(Problem(description: "token file \(path): the first line is empty")) }
-        return .success(token)
     }
 }
 

@@ -26,7 +26,7 @@ public func fuzzFramer(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     let oneByOne = frames(of: bytes.indices.map { bytes[$0...$0] }, maxLine: maxLine)
     require(oneByOne == expected, "byte-at-a-time matches whole", "limit \(maxLine), input \(bytes.shown)")
 
-    var random = SplitMix(seed: seed)
+    var random = SplitMix64(seed: seed)
     var chunks: [ArraySlice<UInt8>] = []
     var at = 0
     while at < bytes.count {

@@ -49,20 +49,6 @@ struct FuzzInput {
     }
 }
 
-/// SplitMix64, seeded from the input, for decisions that need more bits than
-/// the input should spend on them (chunk boundaries).
-struct SplitMix: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The example catalog the project ships (A → B → C with required data on B),
 /// so targets exercise `required` as well as the built-in's `none`/`optional`.
 let abcCatalog: Catalog = {

@@ -1,4 +1,4 @@
-// The state-file loader (Journal.load, compiled in from NavSyncServer) on
+// The state-file loader (JournalFile.load, in NavSyncCore) on
 // arbitrary bytes: a user's file may be truncated, hand-edited or damaged.
 // Properties:
 //   - it never crashes; it refuses or returns rooms;
@@ -14,7 +14,7 @@ public func fuzzStateFile(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 
     let bytes = input.rest()
     let rooms: [String: RoomState]
     do {
-        rooms = try Journal.load(bytes).rooms
+        rooms = try JournalFile.load(bytes).rooms
     } catch {
         require(error.line >= 1 && !error.problem.isEmpty, "a refusal names a line and a problem", bytes.shown)
         return 0
@@ -27,11 +27,11 @@ public func fuzzStateFile(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 
     }
     let snapshot: [UInt8]
     do {
-        snapshot = try Journal.snapshot(rooms)
+        snapshot = try JournalFile.snapshot(rooms)
     } catch {
         violated("loaded rooms can be written back", "\(error)")
     }
-    guard let reloaded = try? Journal.load(snapshot) else {
+    guard let reloaded = try? JournalFile.load(snapshot) else {
         violated("the written snapshot loads", snapshot.shown)
     }
     require(!reloaded.droppedTornTail && reloaded.rooms == rooms, "the snapshot round-trips", snapshot.shown)

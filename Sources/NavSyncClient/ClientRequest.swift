@@ -25,19 +25,30 @@ public enum ClientRequest: Equatable, Sendable {
         case listing
     }
 
-    /// The protocol line, without its `\n`.
+    /// The protocol verb this request sends.
+    public var verb: Verb {
+        switch self {
+        case .get: return .get
+        case .select: return .select
+        case .push: return .push
+        case .pop: return .pop
+        case .root: return .root
+        case .next: return .next
+        case .open: return .open
+        case .screens: return .screens
+        case .stats: return .stats
+        case .ping: return .ping
+        }
+    }
+
+    /// The protocol line, without its `\n`, written by the protocol table.
     public var line: String {
         switch self {
-        case .get: return "GET"
-        case .select(let screen, let data): return Self.join("SELECT", screen, data)
-        case .push(let screen, let data): return Self.join("PUSH", screen, data)
-        case .pop: return "POP"
-        case .root: return "ROOT"
-        case .next(let data): return Self.join("NEXT", data)
-        case .open(let route): return "OPEN \(route)"
-        case .screens: return "SCREENS"
-        case .stats: return "STATS"
-        case .ping(let text): return Self.join("PING", text)
+        case .select(let screen, let data), .push(let screen, let data): return verb.line(screen, data)
+        case .next(let data): return verb.line(data)
+        case .open(let route): return verb.line(route)
+        case .ping(let text): return verb.line(text)
+        case .get, .pop, .root, .screens, .stats: return verb.line()
         }
     }
 
@@ -75,9 +86,5 @@ public enum ClientRequest: Equatable, Sendable {
 
     private static func isBlankOrBreak(_ c: Character) -> Bool {
         c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\r\n"
-    }
-
-    private static func join(_ parts: String?...) -> String {
-        parts.compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
     }
 }

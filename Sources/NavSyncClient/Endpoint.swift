@@ -1,3 +1,4 @@
+import GNUFlags
 import NavSyncCore
 
 /// Where a client connects: a TCP address or a Unix domain socket.

@@ -9,17 +9,19 @@ public enum Mutation: Sendable, Equatable {
     case next(data: String?)
     case open([RouteEntry])
 
-    /// The lowercase verb used as `<op>` in `EVENT` lines.
-    public var op: String {
+    public var verb: Verb {
         switch self {
-        case .select: return "select"
-        case .push: return "push"
-        case .pop: return "pop"
-        case .root: return "root"
-        case .next: return "next"
-        case .open: return "open"
+        case .select: return .select
+        case .push: return .push
+        case .pop: return .pop
+        case .root: return .root
+        case .next: return .next
+        case .open: return .open
         }
     }
+
+    /// The lowercase verb used as `<op>` in `EVENT` lines.
+    public var op: String { verb.op }
 }
 
 /// One parsed protocol line.
@@ -38,11 +40,23 @@ public enum Command: Sendable, Equatable {
     case quit
     case help
 
-    /// Commands a connection may send before it has authenticated.
-    public var allowedBeforeAuth: Bool {
+    public var verb: Verb {
         switch self {
-        case .auth, .ping, .hello, .quit: return true
-        default: return false
+        case .get: return .get
+        case .mutate(let mutation, let guarded): return guarded == nil ? mutation.verb : .guarded
+        case .watch: return .watch
+        case .unwatch: return .unwatch
+        case .join: return .join
+        case .screens: return .screens
+        case .stats: return .stats
+        case .ping: return .ping
+        case .hello: return .hello
+        case .auth: return .auth
+        case .quit: return .quit
+        case .help: return .help
         }
     }
+
+    /// Commands a connection may send before it has authenticated.
+    public var allowedBeforeAuth: Bool { verb.row.allowedBeforeAuth }
 }

@@ -21,75 +21,79 @@ public struct CommandParser: Sendable {
         return Result { () throws(ProtocolError) in try command(verb: verb, rest: rest) }
     }
 
-    private func command(verb: Substring, rest: Substring) throws(ProtocolError) -> Command {
-        switch Self.verbKey(verb) {
-        case "GET": try Self.noArguments("GET", rest); return .get
-        case "WATCH": try Self.noArguments("WATCH", rest); return .watch
-        case "UNWATCH": try Self.noArguments("UNWATCH", rest); return .unwatch
-        case "SCREENS": try Self.noArguments("SCREENS", rest); return .screens
-        case "STATS": try Self.noArguments("STATS", rest); return .stats
-        case "QUIT": try Self.noArguments("QUIT", rest); return .quit
-        case "HELP": try Self.noArguments("HELP", rest); return .help
-        case "PING": return .ping(text: String(Self.trimBlanks(rest)))
-        case "JOIN":
+    private func command(verb token: Substring, rest: Substring) throws(ProtocolError) -> Command {
+        guard let verb = Verb(token: token) else {
+            throw ProtocolError(.unknownCommand, "unknown command '\(token)'; try HELP")
+        }
+        if verb.row.isMutation { return .mutate(try mutation(verb, rest: rest), ifRevision: nil) }
+        if verb.row.arguments == .none { try Self.noArguments(verb, rest) }
+        switch verb {
+        case .get: return .get
+        case .watch: return .watch
+        case .unwatch: return .unwatch
+        case .screens: return .screens
+        case .stats: return .stats
+        case .quit: return .quit
+        case .help: return .help
+        case .ping: return .ping(text: String(Self.trimBlanks(rest)))
+        case .join:
             let (room, extra) = Self.splitToken(rest)
-            guard !room.isEmpty, extra.isEmpty else { throw ProtocolError(.badArgs, "usage: JOIN <room>") }
+            guard !room.isEmpty, extra.isEmpty else { throw Self.usage(verb) }
             guard Names.isValid(room) else {
                 throw ProtocolError(.badArgs, "room names are 1-64 characters of A-Z a-z 0-9 _ . -")
             }
             return .join(room: String(room))
-        case "HELLO":
+        case .hello:
             let (version, extra) = Self.splitToken(rest)
-            guard extra.isEmpty else { throw ProtocolError(.badArgs, "usage: HELLO [version]") }
-            if !version.isEmpty && version != "1" {
-                throw ProtocolError(.badArgs, "protocol version \(version) is not supported; this server speaks 1")
+            guard extra.isEmpty else { throw Self.usage(verb) }
+            let spoken = String(NavSyncVersion.protocolVersion)
+            if !version.isEmpty && version != spoken {
+                throw ProtocolError(.badArgs, "protocol version \(version) is not supported; this server speaks \(spoken)")
             }
             return .hello(version: version.isEmpty ? nil : String(version))
-        case "AUTH":
+        case .auth:
             let token = Self.trimBlanks(rest)
-            guard !token.isEmpty else { throw ProtocolError(.badArgs, "usage: AUTH <token>") }
+            guard !token.isEmpty else { throw Self.usage(verb) }
             return .auth(token: String(token))
-        case "IF":
+        case .guarded:
             let (revText, mutationText) = Self.splitToken(rest)
             guard revText.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
                   let revision = UInt64(revText) else {
-                throw ProtocolError(.badArgs, "usage: IF <rev> <mutation>, rev a whole number")
+                throw ProtocolError(.badArgs, "usage: \(verb.row.usage), rev a whole number")
             }
-            let (innerVerb, innerRest) = Self.splitToken(mutationText)
-            guard !innerVerb.isEmpty else { throw ProtocolError(.badArgs, "usage: IF <rev> <mutation>") }
-            guard let mutation = try mutation(verb: innerVerb, rest: innerRest) else {
-                if Self.knownVerbs.contains(Self.verbKey(innerVerb)) {
-                    throw ProtocolError(.badArgs, "IF guards only SELECT PUSH POP ROOT NEXT OPEN")
-                }
-                throw ProtocolError(.unknownCommand, "unknown command '\(innerVerb)'; try HELP")
+            let (innerToken, innerRest) = Self.splitToken(mutationText)
+            guard !innerToken.isEmpty else { throw Self.usage(verb) }
+            guard let inner = Verb(token: innerToken) else {
+                throw ProtocolError(.unknownCommand, "unknown command '\(innerToken)'; try HELP")
             }
-            return .mutate(mutation, ifRevision: revision)
-        default:
-            guard let mutation = try mutation(verb: verb, rest: rest) else {
-                throw ProtocolError(.unknownCommand, "unknown command '\(verb)'; try HELP")
+            guard inner.row.isMutation else {
+                throw ProtocolError(.badArgs, "IF guards only \(Verb.mutations.map(\.rawValue).joined(separator: " "))")
             }
-            return .mutate(mutation, ifRevision: nil)
+            return .mutate(try mutation(inner, rest: innerRest), ifRevision: revision)
+        case .select, .push, .pop, .root, .next, .open:
+            preconditionFailure("mutations are parsed above")
         }
     }
 
-    /// nil when the verb is not a mutation.
-    private func mutation(verb: Substring, rest: Substring) throws(ProtocolError) -> Mutation? {
-        switch Self.verbKey(verb) {
-        case "SELECT": return .select(try entry(verb: "SELECT", rest))
-        case "PUSH": return .push(try entry(verb: "PUSH", rest))
-        case "POP": try Self.noArguments("POP", rest); return .pop
-        case "ROOT": try Self.noArguments("ROOT", rest); return .root
-        case "NEXT":
+    private func mutation(_ verb: Verb, rest: Substring) throws(ProtocolError) -> Mutation {
+        if verb.row.arguments == .none { try Self.noArguments(verb, rest) }
+        switch verb {
+        case .select: return .select(try entry(verb, rest))
+        case .push: return .push(try entry(verb, rest))
+        case .pop: return .pop
+        case .root: return .root
+        case .next:
             let data = Self.trimBlanks(rest)
             return .next(data: data.isEmpty ? nil : String(data))
-        case "OPEN": return .open(try route(rest))
-        default: return nil
+        case .open: return .open(try route(rest))
+        case .get, .guarded, .watch, .unwatch, .join, .screens, .stats, .ping, .hello, .auth, .quit, .help:
+            preconditionFailure("\(verb) is not a mutation")
         }
     }
 
-    private func entry(verb: String, _ rest: Substring) throws(ProtocolError) -> RouteEntry {
+    private func entry(_ verb: Verb, _ rest: Substring) throws(ProtocolError) -> RouteEntry {
         let (name, dataText) = Self.splitToken(rest)
-        guard !name.isEmpty else { throw ProtocolError(.badArgs, "usage: \(verb) <screen> [data...]") }
+        guard !name.isEmpty else { throw Self.usage(verb) }
         guard let screen = catalog[String(name)] else {
             throw ProtocolError(.unknownScreen, "no screen named '\(name)'; see SCREENS")
         }
@@ -118,22 +122,12 @@ public struct CommandParser: Sendable {
         return stack
     }
 
-    static let knownVerbs: Set<String> = [
-        "GET", "SELECT", "PUSH", "POP", "ROOT", "NEXT", "OPEN", "IF", "WATCH", "UNWATCH",
-        "JOIN", "SCREENS", "STATS", "PING", "HELLO", "AUTH", "QUIT", "HELP",
-    ]
-
-    /// Verbs compare case-insensitively in ASCII only. Unicode case mapping
-    /// would let `\u{17F}elect` (long s) pass for SELECT and `\u{131}f` (dotless i)
-    /// for IF, though neither verb is in the table.
-    static func verbKey(_ verb: Substring) -> String {
-        String(decoding: verb.utf8.map { b in
-            b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z") ? b - 32 : b
-        }, as: UTF8.self)
+    private static func usage(_ verb: Verb) -> ProtocolError {
+        ProtocolError(.badArgs, "usage: \(verb.row.usage)")
     }
 
-    private static func noArguments(_ verb: String, _ rest: Substring) throws(ProtocolError) {
-        guard rest.isEmpty else { throw ProtocolError(.badArgs, "\(verb) takes no arguments") }
+    private static func noArguments(_ verb: Verb, _ rest: Substring) throws(ProtocolError) {
+        guard rest.isEmpty else { throw ProtocolError(.badArgs, "\(verb.rawValue) takes no arguments") }
     }
 
     // Blanks are matched byte-wise on the UTF-8 view: a combining mark after a

@@ -37,25 +37,8 @@ public enum Wire {
     }
 
     public static func help() -> [UInt8] {
-        Array((helpLines.joined(separator: "\n") + "\nEND\n").utf8)
+        Array((Verb.helpLines.joined(separator: "\n") + "\nEND\n").utf8)
     }
-
-    static let helpLines = [
-        "navsync protocol 1 - one command per line, verbs in any case",
-        "GET                       read this room: STATE <rev> <route>",
-        "SELECT <screen> [data]    stack becomes just this screen",
-        "PUSH <screen> [data]      present a screen on top",
-        "POP                       dismiss the top screen",
-        "ROOT                      back to the bottom screen",
-        "NEXT [data]               replace the top screen by its next one",
-        "OPEN <route>              deep link, e.g. OPEN /red/blue:hello%20there",
-        "IF <rev> <change>         run the change only at this revision",
-        "WATCH / UNWATCH           receive EVENT <rev> <op> <route> lines",
-        "JOIN <room>               switch room (starts in main)",
-        "SCREENS                   list the catalog",
-        "STATS                     server figures",
-        "PING [text] / HELLO [1] / AUTH <token> / QUIT / HELP",
-    ]
 
     /// Messages may quote client input; a line break there would forge a line.
     static func singleLine(_ text: String) -> String {

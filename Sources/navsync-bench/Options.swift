@@ -1,3 +1,5 @@
+import GNUFlags
+
 /// Command-line settings of one bench run.
 struct BenchOptions {
     var system: System = .navsync
@@ -56,48 +58,46 @@ struct BenchOptions {
           --quiet                             no progress on stderr
         """
 
-    struct UsageError: Error, CustomStringConvertible {
-        let description: String
-    }
+    /// `-n`, `-m` and `-k` are short for `--watchers`, `--rounds` and `--burst`.
+    static let spec = CommandLineSpec(
+        valued: ["system", "label", "host", "port", "pid", "watchers", "rounds", "warmup", "burst", "burst-deliveries",
+                 "min-bursts", "max-bursts", "max-burst-seconds", "connect-batch", "timeout", "run", "json"],
+        switches: ["quiet", "help"],
+        shortAliases: ["n": "watchers", "m": "rounds", "k": "burst", "h": "help"])
 
-    static func parse(_ arguments: [String]) throws(UsageError) -> BenchOptions {
+    static func parse(_ arguments: [String]) throws(CommandLineSpec.UsageError) -> BenchOptions {
+        let parsed = try spec.parse(arguments)
+        guard parsed.positionals.isEmpty else {
+            throw CommandLineSpec.UsageError("unexpected argument '\(parsed.positionals[0])'")
+        }
         var options = BenchOptions()
-        var rest = arguments[...]
-        func value(_ flag: String) throws(UsageError) -> String {
-            guard let next = rest.popFirst() else { throw UsageError(description: "\(flag) needs a value") }
-            return next
+        /// A whole number given by flag, if it was; counts that must be
+        /// positive (`minimum: 1`) are raised to 1, as they always were.
+        func number(_ flag: String, minimum: Int = 0) throws(CommandLineSpec.UsageError) -> Int? {
+            guard let text = parsed.last(flag) else { return nil }
+            return max(minimum, try CommandLineSpec.positiveInt(text, flag: flag, minimum: 0))
         }
-        func number(_ flag: String) throws(UsageError) -> Int {
-            let text = try value(flag)
-            guard let n = Int(text), n >= 0 else { throw UsageError(description: "\(flag): not a number: \(text)") }
-            return n
+        if let text = parsed.last("system") {
+            guard let system = System(rawValue: text) else { throw CommandLineSpec.UsageError("unknown system \(text)") }
+            options.system = system
         }
-        while let flag = rest.popFirst() {
-            switch flag {
-            case "--system":
-                let text = try value(flag)
-                guard let system = System(rawValue: text) else { throw UsageError(description: "unknown system \(text)") }
-                options.system = system
-            case "--label": options.label = try value(flag)
-            case "--host": options.host = try value(flag)
-            case "--port": options.port = try number(flag)
-            case "--pid": options.pid = Int32(try number(flag))
-            case "-n": options.watchers = max(1, try number(flag))
-            case "-m": options.rounds = max(1, try number(flag))
-            case "--warmup": options.warmup = try number(flag)
-            case "-k": options.burstSize = max(1, try number(flag))
-            case "--burst-deliveries": options.minBurstDeliveries = try number(flag)
-            case "--min-bursts": options.minBursts = max(1, try number(flag))
-            case "--max-bursts": options.maxBursts = max(1, try number(flag))
-            case "--max-burst-seconds": options.maxBurstSeconds = Double(max(1, try number(flag)))
-            case "--connect-batch": options.connectBatch = max(1, try number(flag))
-            case "--timeout": options.timeoutSeconds = UInt64(max(1, try number(flag)))
-            case "--run": options.runIndex = try number(flag)
-            case "--json": options.jsonPath = try value(flag)
-            case "--quiet": options.quiet = true
-            default: throw UsageError(description: "unknown option \(flag)")
-            }
-        }
+        options.label = parsed.last("label") ?? options.label
+        options.host = parsed.last("host") ?? options.host
+        options.port = try number("port") ?? options.port
+        options.pid = try number("pid").map { Int32($0) } ?? options.pid
+        options.watchers = try number("watchers", minimum: 1) ?? options.watchers
+        options.rounds = try number("rounds", minimum: 1) ?? options.rounds
+        options.warmup = try number("warmup") ?? options.warmup
+        options.burstSize = try number("burst", minimum: 1) ?? options.burstSize
+        options.minBurstDeliveries = try number("burst-deliveries") ?? options.minBurstDeliveries
+        options.minBursts = try number("min-bursts", minimum: 1) ?? options.minBursts
+        options.maxBursts = try number("max-bursts", minimum: 1) ?? options.maxBursts
+        options.maxBurstSeconds = try number("max-burst-seconds", minimum: 1).map(Double.init) ?? options.maxBurstSeconds
+        options.connectBatch = try number("connect-batch", minimum: 1) ?? options.connectBatch
+        options.timeoutSeconds = try number("timeout", minimum: 1).map { UInt64($0) } ?? options.timeoutSeconds
+        options.runIndex = try number("run") ?? options.runIndex
+        options.jsonPath = parsed.last("json")
+        options.quiet = parsed.has("quiet")
         options.maxBursts = max(options.maxBursts, options.minBursts)
         return options
     }

@@ -1,3 +1,4 @@
+import GNUFlags
 import Glibc
 import UVLoop
 
@@ -30,15 +31,17 @@ case "report":
     }
 
 case "floor-server":
-    var host = "127.0.0.1"
-    var port = 0
-    var rest = arguments[...]
-    while let flag = rest.popFirst() {
-        switch flag {
-        case "--host": host = rest.popFirst() ?? host
-        case "--port": port = rest.popFirst().flatMap { Int($0) } ?? port
-        default: die("floor-server: unknown option \(flag)", status: 64)
-        }
+    let spec = CommandLineSpec(valued: ["host", "port"], switches: [])
+    let host: String
+    let port: Int
+    do {
+        let parsed = try spec.parse(arguments)
+        host = parsed.last("host") ?? "127.0.0.1"
+        port = try parsed.last("port").map { text throws(CommandLineSpec.UsageError) in
+            try CommandLineSpec.positiveInt(text, flag: "port", minimum: 0)
+        } ?? 0
+    } catch {
+        die("floor-server: \(error)", status: 64)
     }
     ProcStats.raiseOpenFileLimit()
     do {

@@ -1,3 +1,4 @@
+import GNUFlags
 import NavSyncCore
 import NavSyncServer
 

@@ -25,7 +25,7 @@ enum StateFile {
         }
         if let bytes {
             do {
-                let loaded = try Journal.load(bytes)
+                let loaded = try JournalFile.load(bytes)
                 rooms = loaded.rooms
                 if loaded.droppedTornTail {
                     log.warn("state file \(path): ignored an unfinished last record (a write cut off before it was acknowledged)")

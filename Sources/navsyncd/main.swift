@@ -39,7 +39,12 @@ let catalog: Catalog
 let token: String?
 do {
     catalog = try options.screensPath.map(loadCatalog) ?? Catalog.builtIn
-    token = try options.tokenPath.map(TokenFile.read)
+    token = try options.tokenPath.map { path throws(DaemonStartError) in
+        switch TokenFile.read(path, using: SyncFile.readAll) {
+        case .success(let token): return token
+        case .failure(let problem): throw DaemonStartError(problem.description)
+        }
+    }
 } catch {
     fail(error.description, status: 1)
 }

@@ -1,3 +1,4 @@
+import NavSyncCore
 import XCTest
 
 /// Input no well-behaved client sends: overlong lines, NUL bytes, broken
@@ -83,7 +84,7 @@ final class DaemonHostileInputTests: XCTestCase {
         let daemon = try DaemonProcess(state: "none")
         defer { daemon.stop() }
         for seed in [1, 2, 3, 0xC0FFEE] as [UInt64] {
-            var random = SeededGenerator(seed: seed)
+            var random = SplitMix64(seed: seed)
             let client = try daemon.connect()
             var garbage = (0..<60_000).map { _ in UInt8.random(in: 0...255, using: &random) }
             // Also a long stretch with no newline at all.

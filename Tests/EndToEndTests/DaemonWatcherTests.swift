@@ -1,3 +1,4 @@
+import NavSyncCore
 import Foundation
 import XCTest
 
@@ -47,7 +48,7 @@ final class DaemonWatcherTests: XCTestCase {
 
     /// One random mutation of the built-in catalog, valid or not for the
     /// current state (errors such as at-root are part of the mix).
-    static func randomCommand(_ random: inout SeededGenerator) -> String {
+    static func randomCommand(_ random: inout SplitMix64) -> String {
         let screens = ["red", "green", "blue"]
         let data = ["", "x", "hello world", "h\u{E9}/llo:%+", "\u{65E5}\u{672C}", "a\tb", "100%"]
         func dataFor(_ screen: String) -> String {
@@ -127,7 +128,7 @@ final class DaemonWatcherTests: XCTestCase {
         }.start()
 
         runOnThreads(actorCount, timeout: 40) { index in
-            var random = SeededGenerator(seed: 0x5EED_0000 + UInt64(index))
+            var random = SplitMix64(seed: 0x5EED_0000 + UInt64(index))
             guard let client = try? LineClient(port: port) else {
                 failures.withLock { $0.append("actor \(index) could not connect") }
                 return

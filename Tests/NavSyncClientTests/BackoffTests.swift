@@ -1,5 +1,6 @@
 import XCTest
 import NavSyncClient
+import NavSyncCore
 
 final class BackoffTests: XCTestCase {
     func test_bounds_doubleFromTheInitialStep_upToTheCap() {

@@ -49,7 +49,7 @@ final class LineFramerTests: XCTestCase {
         return chunks
     }
 
-    private func randomChunks(_ input: [UInt8], using rng: inout SeededGenerator) -> [[UInt8]] {
+    private func randomChunks(_ input: [UInt8], using rng: inout SplitMix64) -> [[UInt8]] {
         var chunks: [[UInt8]] = []
         var i = 0
         while i < input.count {
@@ -115,7 +115,7 @@ final class LineFramerTests: XCTestCase {
     }
 
     func test_framer_randomChunkings_yieldSameFrames() {
-        var rng = SeededGenerator(seed: 0x6E61_7673)
+        var rng = SplitMix64(seed: 0x6E61_7673)
         for round in 0..<500 {
             let chunks = randomChunks(corpus, using: &rng)
             XCTAssertEqual(frames(of: chunks, maxLineBytes: 16), expectedCorpusFrames, "round \(round)")

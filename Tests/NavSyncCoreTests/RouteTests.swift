@@ -142,7 +142,7 @@ final class RouteTests: XCTestCase {
     }
 
     func test_route_randomStacks_roundTrip() {
-        var rng = SeededGenerator(seed: 20_240_601)
+        var rng = SplitMix64(seed: 20_240_601)
         let nameBytes = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-".utf8)
         let dataScalars: [Unicode.Scalar] = Array("aZ09-._~ /:%+?#&=\t\n\r\"'\\".unicodeScalars) + [
             "\u{0}", "\u{7F}", "\u{E9}", "\u{301}", "\u{65E5}", "\u{8A9E}", "\u{1F389}", "\u{1F600}",

@@ -9,7 +9,7 @@ final class JournalLoadTests: XCTestCase {
     private func load(_ lines: [String], terminated: Bool = true) throws(JournalError) -> (rooms: [String: RoomState], droppedTornTail: Bool) {
         var text = lines.joined(separator: "\n")
         if terminated { text += "\n" }
-        return try Journal.load(Array(text.utf8))
+        return try JournalFile.load(Array(text.utf8))
     }
 
     /// The error `load` throws for these lines; fails the test if it loads.
@@ -34,7 +34,7 @@ final class JournalLoadTests: XCTestCase {
         try journal.record(room: "main", state: RoomState(stack: stack("/blue"), revision: 9))
         XCTAssertEqual(storage.lines.count, 4)
 
-        let loaded = try Journal.load(storage.bytes!)
+        let loaded = try JournalFile.load(storage.bytes!)
         XCTAssertFalse(loaded.droppedTornTail)
         XCTAssertEqual(loaded.rooms, [
             "main": RoomState(stack: stack("/blue"), revision: 9),

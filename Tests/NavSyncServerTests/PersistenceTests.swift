@@ -9,7 +9,7 @@ final class PersistenceTests: XCTestCase {
         let rooms = ["main": RoomState(stack: stack("/green/blue:x"), revision: 4)]
         _ = try Journal(storage: storage, policy: .batch, rooms: rooms)
         XCTAssertEqual(storage.replaces, 1)
-        XCTAssertEqual(try Journal.load(storage.bytes!).rooms, rooms)
+        XCTAssertEqual(try JournalFile.load(storage.bytes!).rooms, rooms)
     }
 
     func test_journal_initFailsWhenFileCannotBeWritten() {
@@ -56,7 +56,7 @@ final class PersistenceTests: XCTestCase {
         hub.storage!.failAppend = false
         XCTAssertEqual(actor.run("PUSH blue"), ["OK 2"])
         XCTAssertEqual(watcher.run(), ["EVENT 2 push /green/blue"])
-        XCTAssertEqual(try Journal.load(hub.storage!.bytes!).rooms["main"], RoomState(stack: stack("/green/blue"), revision: 2))
+        XCTAssertEqual(try JournalFile.load(hub.storage!.bytes!).rooms["main"], RoomState(stack: stack("/green/blue"), revision: 2))
     }
 
     func test_persistence_failedFirstChangeOfRoomDoesNotCountTheRoom() throws {
@@ -119,7 +119,7 @@ final class PersistenceTests: XCTestCase {
         storage.failSync = false
         XCTAssertEqual(client.run("PUSH red"), ["OK 2"])
         // The refused change must not be read back, and the next one must not clash with it.
-        let loaded = try Journal.load(storage.bytes!)
+        let loaded = try JournalFile.load(storage.bytes!)
         XCTAssertEqual(loaded.rooms["main"], RoomState(stack: stack("/green/red"), revision: 2))
     }
 
@@ -142,9 +142,9 @@ final class PersistenceTests: XCTestCase {
 
         storage.failReplace = false
         hub.flush()
-        XCTAssertEqual(try Journal.load(storage.bytes!).rooms["main"], RoomState(stack: stack("/green"), revision: 1))
+        XCTAssertEqual(try JournalFile.load(storage.bytes!).rooms["main"], RoomState(stack: stack("/green"), revision: 1))
         XCTAssertEqual(client.run("PUSH red"), ["OK 2"])
-        XCTAssertEqual(try Journal.load(storage.bytes!).rooms["main"], RoomState(stack: stack("/green/red"), revision: 2))
+        XCTAssertEqual(try JournalFile.load(storage.bytes!).rooms["main"], RoomState(stack: stack("/green/red"), revision: 2))
     }
 
     func test_persistence_failedBatchSyncIsLoggedAndRepliesStillGo() throws {
@@ -161,7 +161,7 @@ final class PersistenceTests: XCTestCase {
         a.run("SELECT green", "PUSH blue caf\u{E9} & more", "NEXT")
         b.run("JOIN kitchen", "OPEN /red/blue:a%2Fb/green", "POP")
         b.run("JOIN idle", "GET", "WATCH")
-        let loaded = try Journal.load(hub.storage!.bytes!)
+        let loaded = try JournalFile.load(hub.storage!.bytes!)
         XCTAssertFalse(loaded.droppedTornTail)
         XCTAssertEqual(loaded.rooms, hub.server.roomStates)
         XCTAssertEqual(loaded.rooms.keys.sorted(), ["kitchen", "main"])
@@ -190,13 +190,13 @@ final class PersistenceTests: XCTestCase {
         XCTAssertGreaterThan(i, Journal.compactionTailBytes / 60_000)
         XCTAssertEqual(storage.lines.count, 1, "the file is one fresh snapshot")
         XCTAssertTrue(storage.lines[0].hasPrefix(#"{"navsync":1"#))
-        XCTAssertEqual(try Journal.load(storage.bytes!).rooms, hub.server.roomStates)
+        XCTAssertEqual(try JournalFile.load(storage.bytes!).rooms, hub.server.roomStates)
         XCTAssertEqual(hub.journal!.wantsCompaction, false)
 
         // Changes keep appending after it.
         XCTAssertEqual(client.run("SELECT red"), ["OK \(i + 1)"])
         XCTAssertEqual(storage.lines.count, 2)
-        XCTAssertEqual(try Journal.load(storage.bytes!).rooms["main"]?.revision, UInt64(i + 1))
+        XCTAssertEqual(try JournalFile.load(storage.bytes!).rooms["main"]?.revision, UInt64(i + 1))
     }
 
     func test_compaction_notWhenSnapshotIsLargerThanTail() throws {
@@ -232,6 +232,6 @@ final class PersistenceTests: XCTestCase {
         hub.flush()
         XCTAssertFalse(hub.journal!.wantsCompaction)
         XCTAssertEqual(storage.lines.count, 1)
-        XCTAssertEqual(try Journal.load(storage.bytes!).rooms["main"], RoomState(stack: stack("/green"), revision: revision))
+        XCTAssertEqual(try JournalFile.load(storage.bytes!).rooms["main"], RoomState(stack: stack("/green"), revision: revision))
     }
 }

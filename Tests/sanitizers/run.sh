@@ -20,7 +20,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 swift="${SWIFT:-swift}"
-unit='NavSyncCoreTests|NavSyncServerTests|UVLoopTests|NavSyncClientTests'
+unit='NavSyncCoreTests|NavSyncServerTests|UVLoopTests|NavSyncClientTests|GNUFlagsTests'
 stress='DurabilityTests|HostileClientTests|SoakTests|SignalsAndFilesTests'
 started=$(date +%s)
 

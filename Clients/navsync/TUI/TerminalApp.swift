@@ -25,14 +25,7 @@ final class TerminalApp {
 
     /// Runs until the user quits; returns the exit status.
     static func run(endpoint: Endpoint, room: String?, token: String?, environment: [String: String]) -> Int32 {
-        let loop: EventLoop
-        do {
-            loop = try EventLoop()
-        } catch {
-            Output.complain("cannot start the event loop: \(error)")
-            return 1
-        }
-        EventLoop.ignoreSIGPIPE()
+        guard let loop = ClientLoop.start() else { return 1 }
         let terminal: Terminal
         do {
             terminal = try Terminal(environment: environment)

@@ -76,9 +76,11 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
         return max(1, count("--listen")) + min(1, count("--unix"))
     }
 
-    /// Reuses a state file path: start a daemon on the same state.
-    convenience init(statePath: String, arguments: [String] = []) throws {
-        try self.init(arguments: arguments, state: statePath)
+    /// Reuses a state file path ("none" = memory only): start a daemon on the
+    /// same state. `shellPrefix` is run first, as `shellSetup` above.
+    convenience init(statePath: String, arguments: [String] = [], shellPrefix: String? = nil,
+                     file: StaticString = #filePath, line: UInt = #line) throws {
+        try self.init(arguments: arguments, state: statePath, shellSetup: shellPrefix, file: file, line: line)
     }
 
     var statePath: String {
@@ -117,27 +119,39 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
 
     /// The daemon's resident set size from /proc, in KiB.
     var residentKilobytes: Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
-        return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
+        let kib = residentKiB
+        return kib < 0 ? nil : kib
     }
 
     /// True once the process has ended by calling exit (not by a signal).
     var exitedNormally: Bool { !process.isRunning && process.terminationReason == .exit }
 
-    /// Sends a signal and waits (bounded) for the exit; returns the status.
+    var isRunning: Bool { process.isRunning }
+
+    /// Sends a signal and waits (bounded) for the exit; returns the status,
+    /// nil while still running. A death by signal reads as 128 + signal.
     @discardableResult
     func signal(_ signal: Int32, waitUpTo seconds: TimeInterval = 5) -> Int32? {
-        guard process.isRunning else { return process.terminationStatus }
-        kill(pid, signal)
+        if process.isRunning { kill(pid, signal) }
         return waitForExit(seconds)
     }
 
     func waitForExit(_ seconds: TimeInterval) -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        return process.isRunning ? nil : process.terminationStatus
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
+        if process.isRunning { return nil }
+        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     }
+
+    /// Open descriptors of the daemon, from /proc.
+    var openFileCount: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    }
+
+    /// Resident set size in KiB, from /proc.
+    var residentKiB: Int { Hardening.statusField("VmRSS", pid: pid) }
+    /// Peak resident set size in KiB.
+    var peakResidentKiB: Int { Hardening.statusField("VmHWM", pid: pid) }
 
     /// Always safe to call; kills by PID if still running.
     func stop() {

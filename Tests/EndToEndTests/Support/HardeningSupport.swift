@@ -1,3 +1,4 @@
+import NavSyncCore
 import Foundation
 import Glibc
 import XCTest
@@ -15,105 +16,9 @@ enum Hardening {
 
     // MARK: - A daemon we can kill, restart, limit and measure
 
-    /// A `navsyncd` process on port 0, optionally started through `sh -c` so a
-    /// test can set a resource limit first (`ulimit -f`). `exec` keeps the
-    /// PID, so the daemon is always signalled and stopped by its own PID.
-    final class Daemon: @unchecked Sendable {  // log guarded by lock; the rest is used by the starting thread
-        let process = Process()
-        let statePath: String
-        private(set) var port = 0
-        private let lock = NSLock()
-        private var logText = ""
-        private let pipe = Pipe()
-
-        /// - Parameters:
-        ///   - statePath: the state file, or "none".
-        ///   - shellPrefix: shell commands run before `exec navsyncd`, e.g. `ulimit -f 2`.
-        init(statePath: String, arguments: [String] = [], shellPrefix: String? = nil,
-             timeout: TimeInterval = 10, file: StaticString = #filePath, line: UInt = #line) throws {
-            self.statePath = statePath
-            let daemonArguments = ["--listen", "127.0.0.1:0", "--state", statePath] + arguments
-            if let shellPrefix {
-                process.executableURL = URL(fileURLWithPath: "/bin/sh")
-                process.arguments = ["-c", "\(shellPrefix); exec \"$0\" \"$@\"", Binaries.daemon] + daemonArguments
-            } else {
-                process.executableURL = URL(fileURLWithPath: Binaries.daemon)
-                process.arguments = daemonArguments
-            }
-            process.standardError = pipe
-            process.standardOutput = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                guard let self, !data.isEmpty else { return }
-                self.lock.lock()
-                self.logText += String(decoding: data, as: UTF8.self)
-                self.lock.unlock()
-            }
-            try process.run()
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
-                if let range = log.range(of: #"listening on 127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
-                   let found = Int(log[range].split(separator: ":").last!) {
-                    port = found
-                    return
-                }
-                if !process.isRunning { break }
-                usleep(2_000)
-            }
-            stop()
-            XCTFail("navsyncd did not start within \(timeout)s; log:\n\(log)", file: file, line: line)
-            throw Failure("navsyncd did not start")
-        }
-
-        var pid: Int32 { process.processIdentifier }
-        var isRunning: Bool { process.isRunning }
-
-        var log: String {
-            lock.lock()
-            defer { lock.unlock() }
-            return logText
-        }
-
-        func connect() throws -> LineClient { try LineClient(port: port) }
-
-        /// Sends `signal` and waits (bounded) for the exit; the exit status, or
-        /// nil if it is still running. A death by signal reads as 128 + signal.
-        @discardableResult
-        func signal(_ signal: Int32, waitUpTo seconds: TimeInterval = 5) -> Int32? {
-            if process.isRunning { kill(pid, signal) }
-            return waitForExit(seconds)
-        }
-
-        func waitForExit(_ seconds: TimeInterval) -> Int32? {
-            let deadline = Date().addingTimeInterval(seconds)
-            while process.isRunning && Date() < deadline { usleep(1_000) }
-            if process.isRunning { return nil }
-            return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus
-                : process.terminationStatus
-        }
-
-        /// Always safe; kills by PID if still running.
-        func stop() {
-            if process.isRunning {
-                kill(pid, SIGKILL)
-                _ = waitForExit(5)
-            }
-            pipe.fileHandleForReading.readabilityHandler = nil
-        }
-
-        deinit { stop() }
-
-        /// Open descriptors of the daemon, from /proc.
-        var openFileCount: Int {
-            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
-        }
-
-        /// Resident set size in KiB, from /proc.
-        var residentKiB: Int { Hardening.statusField("VmRSS", pid: pid) }
-        /// Peak resident set size in KiB.
-        var peakResidentKiB: Int { Hardening.statusField("VmHWM", pid: pid) }
-    }
+    /// The daemon the hardening tests kill, restart, limit and measure: the
+    /// same launcher as every other end-to-end test.
+    typealias Daemon = DaemonProcess
 
     static func statusField(_ name: String, pid: Int32) -> Int {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return -1 }
@@ -335,7 +240,7 @@ enum Hardening {
 
     // The generic helpers shared with the other end-to-end tests
     // (Support/Concurrency.swift), under the names these tests use.
-    typealias Random = SeededGenerator
+    typealias Random = SplitMix64
     typealias Shared = Locked
 
     /// Runs `body(i)` for i in 0..<count on threads of their own and waits

@@ -1,5 +1,3 @@
-import NavSyncCore
-
 /// An `ERR <code> <message>` line from the daemon, kept whole because the
 /// command-line client prints it verbatim.
 public struct ServerError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -64,7 +62,7 @@ public enum ServerLine: Equatable, Sendable {
     }
 
     /// The first space-separated token and the rest with its leading blanks removed.
-    static func split(_ text: Substring) -> (Substring, Substring) {
+    public static func split(_ text: Substring) -> (Substring, Substring) {
         guard let space = text.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return (text, "") }
         let rest = text[space...].drop(while: { $0 == " " || $0 == "\t" })
         return (text[..<space], rest)

@@ -1,4 +1,4 @@
-/// GNU-style command-line reading shared by `navsyncd` and `navsync`:
+/// GNU-style command-line reading shared by `navsyncd`, `navsync` and `navsync-bench`:
 /// `--name value`, `--name=value`, bare switches, `--` ending the flags.
 /// It knows nothing of what the flags mean; each binary validates values.
 public struct CommandLineSpec: Sendable {

@@ -1,6 +1,5 @@
 import NavSyncCore
 import XCTest
-import NavSyncClient
 
 final class ServerLineTests: XCTestCase {
     func test_parse_everyKindOfLine() {
@@ -31,28 +30,5 @@ final class ServerLineTests: XCTestCase {
         XCTAssertEqual(CatalogEntry(screenLine: "SCREEN last cyan - none Last")?.next, nil)
         XCTAssertNil(CatalogEntry(screenLine: "SCREEN x red - sometimes X"))
         XCTAssertNil(CatalogEntry(screenLine: "STAT x 1"))
-    }
-
-    func test_requestLines() {
-        XCTAssertEqual(ClientRequest.select(screen: "blue", data: "hello world").line, "SELECT blue hello world")
-        XCTAssertEqual(ClientRequest.push(screen: "red", data: nil).line, "PUSH red")
-        XCTAssertEqual(ClientRequest.next(data: "").line, "NEXT")
-        XCTAssertEqual(ClientRequest.open(route: "/red/blue:x").line, "OPEN /red/blue:x")
-        XCTAssertNil(ClientRequest.select(screen: "blue", data: "tabs\tand spaces").problem)
-        XCTAssertNotNil(ClientRequest.select(screen: "two words", data: nil).problem)
-        XCTAssertNotNil(ClientRequest.select(screen: "", data: nil).problem)
-        XCTAssertNotNil(ClientRequest.next(data: "a\r\nb").problem)
-        XCTAssertNotNil(ClientRequest.open(route: "/a b").problem)
-    }
-
-    func test_endpoint_parse() throws {
-        XCTAssertEqual(try Endpoint.parse("127.0.0.1:7878", source: "--connect"), .tcp(host: "127.0.0.1", port: 7878))
-        XCTAssertEqual(try Endpoint.parse("[::1]:9000", source: "--connect"), .tcp(host: "::1", port: 9000))
-        XCTAssertEqual(try Endpoint.parse("localhost:1", source: "--connect"), .tcp(host: "localhost", port: 1))
-        XCTAssertEqual(try Endpoint.parse("unix:/tmp/n.sock", source: "$NAVSYNC_ADDR"), .unix(path: "/tmp/n.sock"))
-        XCTAssertEqual(Endpoint.tcp(host: "::1", port: 9000).description, "[::1]:9000")
-        for bad in ["7878", "host:", "host:0", "host:70000", "unix:", ":80"] {
-            XCTAssertThrowsError(try Endpoint.parse(bad, source: "--connect"), bad)
-        }
     }
 }

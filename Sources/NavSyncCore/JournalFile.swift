@@ -1,0 +1,121 @@
+import Foundation
+
+/// The state file's format, JSON Lines: one snapshot line holding every room,
+/// then one line per acknowledged change. Pure bytes in and out; writing
+/// them durably is the server's `Journal`.
+public enum JournalFile {
+    struct RoomLine: Codable, Equatable {
+        var rev: UInt64
+        var route: String
+    }
+
+    struct SnapshotLine: Codable {
+        /// Format version, so a future layout is refused rather than misread.
+        var navsync: Int
+        var rooms: [String: RoomLine]
+    }
+
+    struct ChangeLine: Codable {
+        var room: String
+        var rev: UInt64
+        var route: String
+    }
+
+    static let formatVersion = 1
+
+    private static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    /// The first line of a fresh file: every room, newline-terminated.
+    public static func snapshot(_ rooms: [String: RoomState]) throws -> [UInt8] {
+        let line = SnapshotLine(navsync: formatVersion,
+                                rooms: rooms.mapValues { RoomLine(rev: $0.revision, route: $0.route) })
+        var bytes = [UInt8](try encoder.encode(line))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    /// One change, newline-terminated, to append after the snapshot.
+    public static func change(room: String, state: RoomState) throws -> [UInt8] {
+        var bytes = [UInt8](try encoder.encode(ChangeLine(room: room, rev: state.revision, route: state.route)))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    /// Reads a journal file's bytes back into rooms. A line that is not
+    /// understood anywhere is corruption and is reported with its line number;
+    /// only an unterminated last line is forgiven, because it can only be a
+    /// write that never completed and so was never acknowledged.
+    public static func load(_ bytes: [UInt8]) throws(JournalError) -> (rooms: [String: RoomState], droppedTornTail: Bool) {
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        var torn = false
+        if let last = lines.last {
+            if last.isEmpty {
+                lines.removeLast()
+            } else {
+                // No newline after the last line: a torn write.
+                lines.removeLast()
+                torn = true
+            }
+        }
+        // Snapshots are written whole (temp file + rename), so only a change
+        // line can be torn; a file without one complete snapshot is corrupt.
+        guard let first = lines.first else {
+            throw JournalError(line: 1, problem: "no complete snapshot line")
+        }
+        let decoder = JSONDecoder()
+        var rooms: [String: RoomState] = [:]
+        do {
+            let snapshot = try decoder.decode(SnapshotLine.self, from: Data(first))
+            guard snapshot.navsync == formatVersion else {
+                throw JournalError(line: 1, problem: "format version \(snapshot.navsync) is not supported (expected \(formatVersion))")
+            }
+            for (name, room) in snapshot.rooms {
+                rooms[name] = try roomState(name: name, rev: room.rev, route: room.route, line: 1)
+            }
+        } catch let error as JournalError {
+            throw error
+        } catch {
+            throw JournalError(line: 1, problem: "not a navsync snapshot line")
+        }
+        for (offset, raw) in lines.dropFirst().enumerated() {
+            let number = offset + 2
+            guard let change = try? decoder.decode(ChangeLine.self, from: Data(raw)) else {
+                throw JournalError(line: number, problem: "not a navsync change line")
+            }
+            let previous = rooms[change.room]?.revision ?? 0
+            guard change.rev == previous + 1 else {
+                throw JournalError(line: number, problem: "room \(change.room) jumps from revision \(previous) to \(change.rev)")
+            }
+            rooms[change.room] = try roomState(name: change.room, rev: change.rev, route: change.route, line: number)
+        }
+        return (rooms, torn)
+    }
+
+    private static func roomState(name: String, rev: UInt64, route: String, line: Int) throws(JournalError) -> RoomState {
+        guard Names.isValid(name) else { throw JournalError(line: line, problem: "\"\(name)\" is not a valid room name") }
+        guard rev > 0 else { throw JournalError(line: line, problem: "room \(name) has revision 0 but is stored as changed") }
+        switch Route.decode(route) {
+        case .success(let stack):
+            return RoomState(stack: stack, revision: rev)
+        case .failure(let error):
+            throw JournalError(line: line, problem: "room \(name) has a bad route \"\(route)\": \(error)")
+        }
+    }
+}
+
+/// A state file that cannot be trusted; the daemon refuses to start on it.
+public struct JournalError: Error, Equatable, CustomStringConvertible {
+    public var line: Int
+    public var problem: String
+
+    public init(line: Int, problem: String) {
+        self.line = line
+        self.problem = problem
+    }
+
+    public var description: String { "line \(line): \(problem)" }
+}

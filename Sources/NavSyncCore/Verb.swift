@@ -1,0 +1,144 @@
+/// The line protocol's one table: every verb the daemon knows, with the
+/// shape of its arguments, whether `IF` may guard it, whether it is allowed
+/// before `AUTH`, and its `HELP` line. The parser, `HELP`, `IF`'s rules, the
+/// `EVENT` op names and the client's request encoder all read it, so a new
+/// verb is one row here plus the places the compiler then points at (the
+/// parser's and reducer's exhaustive switches, the server's `run`).
+public enum Verb: String, CaseIterable, Sendable {
+    case get = "GET"
+    case select = "SELECT"
+    case push = "PUSH"
+    case pop = "POP"
+    case root = "ROOT"
+    case next = "NEXT"
+    case open = "OPEN"
+    case guarded = "IF"
+    case watch = "WATCH"
+    case unwatch = "UNWATCH"
+    case join = "JOIN"
+    case screens = "SCREENS"
+    case stats = "STATS"
+    case ping = "PING"
+    case hello = "HELLO"
+    case auth = "AUTH"
+    case quit = "QUIT"
+    case help = "HELP"
+
+    /// What follows the verb on the line.
+    public enum Arguments: Sendable, Equatable {
+        /// Nothing; anything else is `bad-args`.
+        case none
+        /// A screen name, then the rest of the line as data.
+        case screenAndData
+        /// The rest of the line as data, possibly empty.
+        case data
+        /// Exactly one route token.
+        case route
+        /// Exactly one room name.
+        case room
+        /// The rest of the line as free text, possibly empty.
+        case text
+        /// At most one token.
+        case optionalToken
+        /// The rest of the line, not empty.
+        case secret
+        /// A revision, then a whole mutation line.
+        case guardedMutation
+    }
+
+    /// One row of the table.
+    public struct Row: Sendable {
+        /// How `HELP` and usage errors write the command.
+        public var usage: String
+        /// What it does, for `HELP`.
+        public var summary: String
+        public var arguments: Arguments
+        /// A change to the room's state: `IF` may guard it, and its `EVENT`
+        /// carries `op`.
+        public var isMutation: Bool
+        /// May be sent before a successful `AUTH`.
+        public var allowedBeforeAuth: Bool
+    }
+
+    public var row: Row {
+        switch self {
+        case .get: return Row(usage: "GET", summary: "read this room: STATE <rev> <route>",
+                              arguments: .none, isMutation: false, allowedBeforeAuth: false)
+        case .select: return Row(usage: "SELECT <screen> [data]", summary: "stack becomes just this screen",
+                                 arguments: .screenAndData, isMutation: true, allowedBeforeAuth: false)
+        case .push: return Row(usage: "PUSH <screen> [data]", summary: "present a screen on top",
+                               arguments: .screenAndData, isMutation: true, allowedBeforeAuth: false)
+        case .pop: return Row(usage: "POP", summary: "dismiss the top screen",
+                              arguments: .none, isMutation: true, allowedBeforeAuth: false)
+        case .root: return Row(usage: "ROOT", summary: "back to the bottom screen",
+                               arguments: .none, isMutation: true, allowedBeforeAuth: false)
+        case .next: return Row(usage: "NEXT [data]", summary: "replace the top screen by its next one",
+                               arguments: .data, isMutation: true, allowedBeforeAuth: false)
+        case .open: return Row(usage: "OPEN <route>", summary: "deep link, e.g. OPEN /red/blue:hello%20there",
+                               arguments: .route, isMutation: true, allowedBeforeAuth: false)
+        case .guarded: return Row(usage: "IF <rev> <change>", summary: "run the change only at this revision",
+                                  arguments: .guardedMutation, isMutation: false, allowedBeforeAuth: false)
+        case .watch: return Row(usage: "WATCH", summary: "receive EVENT <rev> <op> <route> lines",
+                                arguments: .none, isMutation: false, allowedBeforeAuth: false)
+        case .unwatch: return Row(usage: "UNWATCH", summary: "stop receiving events",
+                                  arguments: .none, isMutation: false, allowedBeforeAuth: false)
+        case .join: return Row(usage: "JOIN <room>", summary: "switch room (starts in main)",
+                               arguments: .room, isMutation: false, allowedBeforeAuth: false)
+        case .screens: return Row(usage: "SCREENS", summary: "list the catalog",
+                                  arguments: .none, isMutation: false, allowedBeforeAuth: false)
+        case .stats: return Row(usage: "STATS", summary: "server figures",
+                                arguments: .none, isMutation: false, allowedBeforeAuth: false)
+        case .ping: return Row(usage: "PING [text]", summary: "answered PONG [text]",
+                               arguments: .text, isMutation: false, allowedBeforeAuth: true)
+        case .hello: return Row(usage: "HELLO [version]", summary: "protocol version check (this server speaks 1)",
+                                arguments: .optionalToken, isMutation: false, allowedBeforeAuth: true)
+        case .auth: return Row(usage: "AUTH <token>", summary: "authenticate, when the daemon has a token",
+                               arguments: .secret, isMutation: false, allowedBeforeAuth: true)
+        case .quit: return Row(usage: "QUIT", summary: "close the connection",
+                               arguments: .none, isMutation: false, allowedBeforeAuth: true)
+        case .help: return Row(usage: "HELP", summary: "this list",
+                               arguments: .none, isMutation: false, allowedBeforeAuth: false)
+        }
+    }
+
+    /// The verb of a line's first token. Verbs compare case-insensitively in
+    /// ASCII only: Unicode case mapping would let `\u{17F}elect` (long s) pass
+    /// for SELECT and `\u{131}f` (dotless i) for IF.
+    public init?(token: Substring) {
+        guard token.utf8.count <= Self.longestName else { return nil }
+        let upper = String(decoding: token.utf8.map { b in
+            b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z") ? b - 32 : b
+        }, as: UTF8.self)
+        self.init(rawValue: upper)
+    }
+
+    private static let longestName = allCases.map(\.rawValue.utf8.count).max()!
+
+    /// The verbs `IF` may guard, in table order.
+    public static let mutations: [Verb] = allCases.filter(\.row.isMutation)
+
+    /// The mutation's name in `EVENT <rev> <op> <route>`: the verb in lowercase.
+    public var op: String { Self.opNames[self] ?? rawValue.lowercased() }
+
+    private static let opNames: [Verb: String] = Dictionary(
+        uniqueKeysWithValues: mutations.map { ($0, $0.rawValue.lowercased()) })
+
+    /// A request line without its `\n`: the verb, then each non-empty part,
+    /// separated by single spaces. The caller checks the parts hold no line break.
+    public func line(_ parts: String?...) -> String {
+        var text = rawValue
+        for part in parts {
+            guard let part, !part.isEmpty else { continue }
+            text += " " + part
+        }
+        return text
+    }
+
+    /// `HELP`'s lines, one per verb, in table order.
+    public static let helpLines: [String] =
+        ["navsync protocol \(NavSyncVersion.protocolVersion) - one command per line, verbs in any case"]
+        + allCases.map { verb in
+            let usage = verb.row.usage
+            return usage + String(repeating: " ", count: max(1, 26 - usage.count)) + verb.row.summary
+        }
+}
