@@ -21,12 +21,18 @@ let package = Package(
         // No pkgConfig on purpose: SwiftPM would strip the _XOPEN_SOURCE flag
         // and the wide-character API would disappear (see docs/DEVELOPING.md).
         .systemLibrary(name: "CNCurses", providers: [.apt(["libncurses-dev"])]),
+        // WebSocket framing; Debian ships no .pc file for it.
+        .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
+        // SHA-1 and base64 for the WebSocket handshake.
+        .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
 
         .target(name: "NavSyncCore", swiftSettings: strict),
         // GNU-style flag reading for the three binaries; no protocol, no IO.
         .target(name: "GNUFlags", swiftSettings: strict),
         .target(name: "UVLoop", dependencies: ["CLibUV"], swiftSettings: strict),
         .target(name: "NavSyncServer", dependencies: ["NavSyncCore"], swiftSettings: strict),
+        // The web front door's C parts: wslay framing and the handshake key.
+        .target(name: "NavSyncWeb", dependencies: ["CWslay", "CNettle"], swiftSettings: strict),
         .target(name: "NavSyncClient", dependencies: ["NavSyncCore", "UVLoop", "GNUFlags"], swiftSettings: strict),
 
         .executableTarget(
@@ -48,6 +54,7 @@ let package = Package(
         .testTarget(name: "NavSyncCoreTests", dependencies: ["NavSyncCore"]),
         .testTarget(name: "GNUFlagsTests", dependencies: ["GNUFlags"]),
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
+        .testTarget(name: "NavSyncWebTests", dependencies: ["NavSyncWeb", "NavSyncCore"]),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop"]),
         .testTarget(name: "EndToEndTests", dependencies: ["NavSyncCore"]),
         .testTarget(name: "NavSyncClientTests", dependencies: ["NavSyncClient", "NavSyncCore"]),

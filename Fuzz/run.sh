@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with swiftc (no SwiftPM) and runs each for a
 # bounded time. Usage:
 #   Fuzz/run.sh [SECONDS] [TARGET...]      (default: $FUZZ_SECONDS or 60; every target)
-# Targets: framer parser route catalog statefile.
+# Targets: framer parser route catalog statefile http wsline.
 #
 # NavSyncCore is compiled once, instrumented, as a static library; each target
 # is its own binary (its file plus FuzzSupport.swift). Work corpora, logs
@@ -14,7 +14,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-${FUZZ_SECONDS:-60}}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile)
+[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline)
 out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
 mkdir -p "$out/lib" "$out/bin" "$out/logs" "$out/artifacts"
 flags=(-parse-as-library -sanitize=fuzzer,address -O)
@@ -50,6 +50,7 @@ sources_for() {
     case "$t" in
         framer) file=FramerFuzz ;; parser) file=ParserFuzz ;; route) file=RouteFuzz ;;
         catalog) file=CatalogFuzz ;; statefile) file=StateFileFuzz ;;
+        http) file=HTTPFuzz ;; wsline) file=WSLineFuzz ;;
         *) echo "fuzz: unknown target $t" >&2; exit 64 ;;
     esac
     echo "$root/Fuzz/Targets/$file.swift $root/Fuzz/Targets/FuzzSupport.swift"
@@ -75,7 +76,7 @@ for t in "${targets[@]}"; do
     [ -f "$root/Fuzz/dict/$t.dict" ] && dict=(-dict="$root/Fuzz/dict/$t.dict")
     # Room for a line over the framer's largest fuzzed limit (512), for lines
     # past the default --max-line, and for deeply nested JSON.
-    case "$t" in framer) max_len=1200 ;; catalog) max_len=8192 ;; *) max_len=4400 ;; esac
+    case "$t" in framer) max_len=1200 ;; catalog) max_len=8192 ;; http) max_len=20000 ;; *) max_len=4400 ;; esac
     set +e
     "$out/bin/fuzz-$t" "$work" "$root/Fuzz/corpus/$t" "${dict[@]}" \
         -max_total_time="$seconds" -timeout=10 -max_len="$max_len" -use_value_profile=1 \

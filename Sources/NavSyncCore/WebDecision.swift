@@ -1,0 +1,74 @@
+/// What to do with one HTTP request, judged from its head alone: the order
+/// of the checks is the contract's, in one place.
+///
+/// 1. `Transfer-Encoding` on a GET or HEAD: 400, closed (its body cannot be
+///    framed, and no GET has one).
+/// 2. `Host` not an IP literal, `localhost` or an allowed origin's host: 403.
+/// 3. Unknown path: 404. Known path, method other than GET/HEAD: 405.
+/// 4. `/metrics`, `/rooms/...` on a daemon with a token, without the right
+///    `Authorization: Bearer`: 401.
+/// 5. `/rooms/NAME` with a bad room name: 400.
+/// 6. `/ws`: a GET with a valid upgrade (else 400), from an allowed origin
+///    (else 403).
+public enum WebDecision: Equatable, Sendable {
+    case refuse(status: Int, reason: String, close: Bool)
+    case serve(WebEndpoint)
+    /// Answer 101 with the accept key made from this `Sec-WebSocket-Key`.
+    case upgrade(key: String)
+
+    public static func judge(_ head: HTTPRequestHead, access: WebAccess, tokenRequired: Bool,
+                             tokenMatches: (String) -> Bool) -> WebDecision {
+        let readsOnly = WebEndpoint.allowedMethods.contains(head.method)
+        if head.hasTransferEncoding && readsOnly {
+            return .refuse(status: 400, reason: "Transfer-Encoding on a \(head.method)", close: true)
+        }
+        // A body this daemon does not read in full (chunked) ends the connection.
+        let closeAfter = head.hasTransferEncoding
+        guard access.hostAllowed(head.header("host")) else {
+            return .refuse(status: 403, reason: "Host not allowed", close: closeAfter)
+        }
+        guard let endpoint = WebEndpoint.route(path: head.path) else {
+            return .refuse(status: 404, reason: "no such path", close: closeAfter)
+        }
+        guard readsOnly else {
+            return .refuse(status: 405, reason: "only GET and HEAD", close: closeAfter)
+        }
+        if endpoint.needsToken && tokenRequired {
+            guard let token = WebAccess.bearerToken(head.header("authorization")), tokenMatches(token) else {
+                return .refuse(status: 401, reason: "Authorization: Bearer <token> needed", close: false)
+            }
+        }
+        switch endpoint {
+        case .room(let name) where !Names.isValid(name):
+            return .refuse(status: 400, reason: "bad room name", close: false)
+        case .webSocket:
+            guard head.method == "GET", head.minorVersion == 1, head.asksForWebSocket,
+                  head.header("sec-websocket-version") == "13",
+                  let key = head.header("sec-websocket-key"), isWebSocketKey(key) else {
+                return .refuse(status: 400, reason: "not a valid WebSocket upgrade", close: true)
+            }
+            guard access.originAllowed(head.header("origin"), host: head.header("host")) else {
+                return .refuse(status: 403, reason: "Origin not allowed", close: true)
+            }
+            return .upgrade(key: key)
+        default:
+            return .serve(endpoint)
+        }
+    }
+
+    /// RFC 6455: the key is 16 random bytes in base64, so 22 base64
+    /// characters and `==`.
+    static func isWebSocketKey(_ key: String) -> Bool {
+        let bytes = Array(key.utf8)
+        guard bytes.count == 24, bytes[22] == UInt8(ascii: "="), bytes[23] == UInt8(ascii: "=") else { return false }
+        return bytes[..<22].allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+                return true
+            default:
+                return false
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import CWslay
+
+/// The server side of one WebSocket's framing (RFC 6455), done by wslay, with
+/// no IO: bytes read from the socket go in through `receive`, bytes to write
+/// come out of `takeOutput`. wslay unmasks, reassembles fragments, checks
+/// UTF-8 in text and close frames, answers pings, refuses unmasked frames,
+/// reserved bits, over-long or fragmented control frames and messages over
+/// the size limit, each with the right close code.
+///
+/// Must be used on one thread (the loop's); not Sendable.
+public final class WebSocketFramer {
+    /// What a batch of input produced, in order.
+    public enum Event: Equatable {
+        /// A complete text message (valid UTF-8, checked by wslay).
+        case text([UInt8])
+        /// A binary message: refused, the framer has queued close 1003.
+        case binary
+        /// The peer's close frame (code 0 when it gave none); the framer has
+        /// answered it.
+        case closeReceived(code: UInt16)
+    }
+
+    private var context: wslay_event_context_ptr?
+    private var input: [UInt8] = []
+    private var inputOffset = 0
+    private var output: [UInt8] = []
+    private var events: [Event] = []
+    private let maxMessageBytes: Int
+    /// A frame announced more payload than a message may hold.
+    private var oversized = false
+
+    /// - Parameter maxMessageBytes: a larger message closes with 1009.
+    public init(maxMessageBytes: Int) {
+        self.maxMessageBytes = maxMessageBytes
+        var callbacks = wslay_event_callbacks()
+        callbacks.recv_callback = { _, buffer, length, _, user in
+            WebSocketFramer.from(user).fill(buffer, length)
+        }
+        callbacks.send_callback = { _, data, length, _, user in
+            WebSocketFramer.from(user).take(data, length)
+        }
+        callbacks.on_frame_recv_start_callback = { _, argument, user in
+            guard let argument else { return }
+            WebSocketFramer.from(user).frameStarts(length: argument.pointee.payload_length)
+        }
+        callbacks.on_msg_recv_callback = { context, argument, user in
+            guard let argument else { return }
+            WebSocketFramer.from(user).received(argument.pointee, context)
+        }
+        // Unretained: the context lives inside this object and is freed in
+        // deinit, so the pointer never outlives what it points to.
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        let status = wslay_event_context_server_init(&context, &callbacks, user)
+        precondition(status == 0 && context != nil, "wslay could not allocate a context")
+        wslay_event_config_set_max_recv_msg_length(context, UInt64(maxMessageBytes))
+    }
+
+    deinit {
+        wslay_event_context_free(context)
+    }
+
+    private static func from(_ user: UnsafeMutableRawPointer?) -> WebSocketFramer {
+        Unmanaged<WebSocketFramer>.fromOpaque(user!).takeUnretainedValue()
+    }
+
+    // MARK: - Driving it
+
+    /// Frames read from the socket; returns the messages they completed.
+    /// Answers (pongs, close replies) are left in the output.
+    public func receive(_ bytes: some Collection<UInt8>) -> [Event] {
+        if inputOffset > 0 && inputOffset == input.count {
+            input.removeAll(keepingCapacity: true)
+            inputOffset = 0
+        }
+        input.append(contentsOf: bytes)
+        if wslay_event_get_read_enabled(context) != 0 {
+            if wslay_event_recv(context) != 0 {
+                // A frame wslay's frame layer could not parse (a 64-bit
+                // length with its top bit set, a control frame over 125
+                // bytes, a fragmented one): a protocol error, said so.
+                _ = wslay_event_queue_close(context, UInt16(WSLAY_CODE_PROTOCOL_ERROR.rawValue), nil, 0)
+                wslay_event_shutdown_read(context)
+            }
+            if oversized && wslay_event_get_read_enabled(context) != 0 {
+                _ = wslay_event_queue_close(context, UInt16(WSLAY_CODE_MESSAGE_TOO_BIG.rawValue), nil, 0)
+                wslay_event_shutdown_read(context)
+            }
+        } else {
+            // After a close, nothing more is read; the bytes are dropped.
+            input.removeAll()
+            inputOffset = 0
+        }
+        pump()
+        defer { events.removeAll() }
+        return events
+    }
+
+    /// Queues one text message (a line without its `\n`).
+    public func sendText(_ payload: ArraySlice<UInt8>) {
+        payload.withUnsafeBufferPointer { buffer in
+            var message = wslay_event_msg(opcode: UInt8(WSLAY_TEXT_FRAME.rawValue),
+                                          msg: buffer.baseAddress, msg_length: buffer.count)
+            // Refused only once a close is queued; later lines are meant to vanish then.
+            _ = wslay_event_queue_msg(context, &message)
+        }
+    }
+
+    /// Queues the close frame; messages queued before it go first.
+    public func close(code: UInt16, reason: String = "") {
+        // wslay sends control frames ahead of queued messages; the lines
+        // queued so far (a BYE) must reach the peer before the close.
+        pump()
+        let bytes = Array(reason.utf8.prefix(123))
+        _ = wslay_event_queue_close(context, code, bytes, bytes.count)
+    }
+
+    /// Bytes to write to the socket, framed, since the last call.
+    public func takeOutput() -> [UInt8] {
+        pump()
+        defer { output.removeAll(keepingCapacity: output.capacity <= 65_536) }
+        return output
+    }
+
+    public var hasOutput: Bool { !output.isEmpty || wslay_event_want_write(context) != 0 }
+
+    /// A close frame has been sent (by us or in answer).
+    public var closeSent: Bool { wslay_event_get_close_sent(context) != 0 }
+
+    /// Both sides have closed, or reading and writing are over: the socket
+    /// can go once the output is written.
+    public var isFinished: Bool {
+        wslay_event_want_read(context) == 0 && wslay_event_want_write(context) == 0
+    }
+
+    // MARK: - wslay's callbacks
+
+    private func pump() {
+        if wslay_event_want_write(context) != 0 {
+            _ = wslay_event_send(context)
+        }
+    }
+
+    private func fill(_ buffer: UnsafeMutablePointer<UInt8>?, _ length: Int) -> Int {
+        let available = input.count - inputOffset
+        guard available > 0, let buffer else {
+            wslay_event_set_error(context, Int32(WSLAY_ERR_WOULDBLOCK.rawValue))
+            return -1
+        }
+        let count = min(length, available)
+        input.withUnsafeBufferPointer { source in
+            buffer.update(from: source.baseAddress! + inputOffset, count: count)
+        }
+        inputOffset += count
+        return count
+    }
+
+    private func take(_ data: UnsafePointer<UInt8>?, _ length: Int) -> Int {
+        guard let data else { return 0 }
+        output.append(contentsOf: UnsafeBufferPointer(start: data, count: length))
+        return length
+    }
+
+    /// wslay checks a message's size as its payload arrives; a frame that
+    /// announces more than the limit is refused at its header instead, so a
+    /// client cannot hold the connection open trickling a huge frame.
+    private func frameStarts(length: UInt64) {
+        if length > UInt64(maxMessageBytes) { oversized = true }
+    }
+
+    private func received(_ message: wslay_event_on_msg_recv_arg, _ context: wslay_event_context_ptr?) {
+        switch UInt32(message.opcode) {
+        case WSLAY_TEXT_FRAME.rawValue:
+            events.append(.text(Array(UnsafeBufferPointer(start: message.msg, count: message.msg_length))))
+        case WSLAY_BINARY_FRAME.rawValue:
+            _ = wslay_event_queue_close(context, UInt16(WSLAY_CODE_UNSUPPORTED_DATA.rawValue), nil, 0)
+            events.append(.binary)
+        case WSLAY_CONNECTION_CLOSE.rawValue:
+            events.append(.closeReceived(code: message.status_code))
+        default:
+            break  // pings and pongs: wslay answers pings itself
+        }
+    }
+}

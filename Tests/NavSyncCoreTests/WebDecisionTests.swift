@@ -1,0 +1,137 @@
+import XCTest
+import NavSyncCore
+
+final class WebDecisionTests: XCTestCase {
+    private let access = WebAccess(allowedOrigins: ["https://ops.example/", "HTTP://Wall.Example:8080"])
+
+    private func head(_ target: String, host: String? = "127.0.0.1:7878", _ extra: [(String, String)] = [],
+                      te: Bool = false) -> HTTPRequestHead {
+        head("GET", target, host: host, extra, te: te)
+    }
+
+    private func head(_ method: String, _ target: String, host: String? = "127.0.0.1:7878",
+                      _ extra: [(String, String)] = [], te: Bool = false) -> HTTPRequestHead {
+        var headers: [(name: String, value: String)] = host.map { [("host", $0)] } ?? []
+        headers += extra.map { (name: $0.0, value: $0.1) }
+        return HTTPRequestHead(method: method, target: target, minorVersion: 1, headers: headers, hasTransferEncoding: te)
+    }
+
+    private func judge(_ head: HTTPRequestHead, token: String? = nil) -> WebDecision {
+        WebDecision.judge(head, access: access, tokenRequired: token != nil, tokenMatches: { $0 == token })
+    }
+
+    private let upgrade = [("upgrade", "websocket"), ("connection", "keep-alive, Upgrade"),
+                           ("sec-websocket-version", "13"), ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")]
+
+    func testRouter_knownPaths() {
+        XCTAssertEqual(WebEndpoint.route(path: "/"), .page)
+        XCTAssertEqual(WebEndpoint.route(path: "/ws"), .webSocket)
+        XCTAssertEqual(WebEndpoint.route(path: "/healthz"), .health)
+        XCTAssertEqual(WebEndpoint.route(path: "/metrics"), .metrics)
+        XCTAssertEqual(WebEndpoint.route(path: "/rooms/main"), .room("main"))
+        XCTAssertNil(WebEndpoint.route(path: "/index.html"))
+        XCTAssertNil(WebEndpoint.route(path: "/rooms"))
+        XCTAssertEqual(judge(head("/?room=kitchen")), .serve(.page))
+    }
+
+    func testDecision_statusCodes() {
+        XCTAssertEqual(judge(head("/nope")), .refuse(status: 404, reason: "no such path", close: false))
+        XCTAssertEqual(judge(head("POST", "/")), .refuse(status: 405, reason: "only GET and HEAD", close: false))
+        XCTAssertEqual(judge(head("DELETE", "/rooms/main")), .refuse(status: 405, reason: "only GET and HEAD", close: false))
+        XCTAssertEqual(judge(head("POST", "/", te: true)), .refuse(status: 405, reason: "only GET and HEAD", close: true))
+        XCTAssertEqual(judge(head("GET", "/", te: true)), .refuse(status: 400, reason: "Transfer-Encoding on a GET", close: true))
+        XCTAssertEqual(judge(head("/rooms/bad%20name")), .refuse(status: 400, reason: "bad room name", close: false))
+        XCTAssertEqual(judge(head("/rooms/" + String(repeating: "a", count: 65))), .refuse(status: 400, reason: "bad room name", close: false))
+        XCTAssertEqual(judge(head("HEAD", "/rooms/main")), .serve(.room("main")))
+        XCTAssertEqual(judge(head("/healthz")), .serve(.health))
+    }
+
+    func testDecision_hostCheckComesFirst() {
+        for host in ["evil.example", "evil.example:7878", "localhost.evil.example", "127.0.0.1.evil", "", "1.2.3.4:x"] {
+            XCTAssertEqual(judge(head("/nope", host: host)), .refuse(status: 403, reason: "Host not allowed", close: false), host)
+        }
+        for host in ["localhost", "LOCALHOST:7878", "127.0.0.1", "10.0.0.7:80", "[::1]:7878", "[::1]",
+                     "ops.example", "ops.example:443", "wall.example:9"] {
+            XCTAssertEqual(judge(head("/healthz", host: host)), .serve(.health), host)
+        }
+        let noHostOldClient = HTTPRequestHead(method: "GET", target: "/healthz", minorVersion: 0, headers: [])
+        XCTAssertEqual(judge(noHostOldClient), .refuse(status: 403, reason: "Host not allowed", close: false))
+    }
+
+    func testDecision_tokenGuardsMetricsAndRooms() {
+        let refused = WebDecision.refuse(status: 401, reason: "Authorization: Bearer <token> needed", close: false)
+        XCTAssertEqual(judge(head("/metrics"), token: "s3cret"), refused)
+        XCTAssertEqual(judge(head("/rooms/main", [("authorization", "Bearer wrong")]), token: "s3cret"), refused)
+        XCTAssertEqual(judge(head("/rooms/main", [("authorization", "Basic s3cret")]), token: "s3cret"), refused)
+        XCTAssertEqual(judge(head("/metrics", [("authorization", "bearer s3cret")]), token: "s3cret"), .serve(.metrics))
+        XCTAssertEqual(judge(head("/"), token: "s3cret"), .serve(.page))
+        XCTAssertEqual(judge(head("/healthz"), token: "s3cret"), .serve(.health))
+        XCTAssertEqual(judge(head("/metrics")), .serve(.metrics))
+    }
+
+    func testDecision_webSocketUpgrade() {
+        XCTAssertEqual(judge(head("/ws", upgrade)), .upgrade(key: "dGhlIHNhbXBsZSBub25jZQ=="))
+        let bad = WebDecision.refuse(status: 400, reason: "not a valid WebSocket upgrade", close: true)
+        XCTAssertEqual(judge(head("/ws")), bad)
+        XCTAssertEqual(judge(head("HEAD", "/ws", upgrade)), bad)
+        XCTAssertEqual(judge(head("/ws", Array(upgrade.dropLast()) + [("sec-websocket-key", "short==")])), bad)
+        XCTAssertEqual(judge(head("/ws", upgrade.map { $0.0 == "sec-websocket-version" ? ($0.0, "8") : $0 })), bad)
+    }
+
+    func testDecision_originCheck() {
+        let refused = WebDecision.refuse(status: 403, reason: "Origin not allowed", close: true)
+        let accepted = WebDecision.upgrade(key: "dGhlIHNhbXBsZSBub25jZQ==")
+        XCTAssertEqual(judge(head("/ws", upgrade + [("origin", "http://127.0.0.1:7878")])), accepted)
+        XCTAssertEqual(judge(head("/ws", upgrade + [("origin", "https://ops.example")])), accepted)
+        XCTAssertEqual(judge(head("/ws", upgrade + [("origin", "http://wall.example:8080")])), accepted)
+        XCTAssertEqual(judge(head("/ws", upgrade + [("origin", "https://evil.example")])), refused)
+        XCTAssertEqual(judge(head("/ws", upgrade + [("origin", "http://127.0.0.1:9999")])), refused)
+        XCTAssertEqual(judge(head("/ws", upgrade + [("origin", "null")])), refused)
+        XCTAssertEqual(judge(head("/ws", upgrade + [("origin", "http://wall.example")])), refused)
+    }
+
+    func testAccess_normalizesOrigins() {
+        XCTAssertEqual(WebAccess.normalizedOrigin("HTTPS://Ops.Example/"), "https://ops.example")
+        XCTAssertNil(WebAccess.normalizedOrigin("ops.example"))
+        XCTAssertNil(WebAccess.normalizedOrigin("https://ops.example/path"))
+        XCTAssertNil(WebAccess.normalizedOrigin("https://user@ops.example"))
+    }
+
+    func testResponse_carriesLengthDateServerAndAllow() {
+        let response = HTTPResponse.refusal(405, "only GET and HEAD", closes: true)
+        let text = String(decoding: response.encoded(date: "D", server: "navsyncd/x", headOnly: false), as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n"))
+        for header in ["Date: D\r\n", "Server: navsyncd/x\r\n", "Content-Length: 18\r\n", "Allow: GET, HEAD\r\n", "Connection: close\r\n"] {
+            XCTAssertTrue(text.contains(header), header)
+        }
+        XCTAssertTrue(text.hasSuffix("\r\n\r\nonly GET and HEAD\n"))
+        let head = String(decoding: response.encoded(date: "D", server: "s", headOnly: true), as: UTF8.self)
+        XCTAssertTrue(head.hasSuffix("\r\n\r\n") && head.contains("Content-Length: 18\r\n"))
+    }
+
+    func testDate_imfFixdate() {
+        XCTAssertEqual(HTTPDate.format(secondsSince1970: 0), "Thu, 01 Jan 1970 00:00:00 GMT")
+        XCTAssertEqual(HTTPDate.format(secondsSince1970: 784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT")
+        XCTAssertEqual(HTTPDate.format(secondsSince1970: 951_782_400), "Tue, 29 Feb 2000 00:00:00 GMT")
+        XCTAssertEqual(HTTPDate.format(secondsSince1970: 1_796_083_199), "Mon, 30 Nov 2026 23:59:59 GMT")
+    }
+
+    func testWebSocketLines_messagesToFramerInput() {
+        XCTAssertEqual(WebSocketLines.framerInput(forMessage: Array("GET".utf8)), Array("GET\n".utf8))
+        XCTAssertEqual(WebSocketLines.framerInput(forMessage: Array("GET\nWATCH\n".utf8)), Array("GET\nWATCH\n".utf8))
+        XCTAssertEqual(WebSocketLines.framerInput(forMessage: []), Array("\n".utf8))
+        var framer = LineFramer(maxLineBytes: 8)
+        framer.append(WebSocketLines.framerInput(forMessage: Array("SELECT red\r\nGET\nPOP".utf8)))
+        var frames: [LineFramer.Frame] = []
+        while let frame = framer.next() { frames.append(frame) }
+        XCTAssertEqual(frames, [.tooLong, .line(ArraySlice("GET".utf8)), .line(ArraySlice("POP".utf8))])
+    }
+
+    func testWebSocketLines_outputSplitsIntoOneMessagePerLine() {
+        var splitter = WebSocketLines.OutputSplitter()
+        XCTAssertEqual(splitter.messages(from: Array("OK 1\nEVENT 1 select /red\n".utf8)).map(Array.init),
+                       [Array("OK 1".utf8), Array("EVENT 1 select /red".utf8)])
+        XCTAssertEqual(splitter.messages(from: Array("PAR".utf8)), [])
+        XCTAssertEqual(splitter.messages(from: Array("T\n\n".utf8)).map(Array.init), [Array("PART".utf8), []])
+    }
+}
