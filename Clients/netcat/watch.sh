@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Follow a room: the current state first, then one EVENT line per change,
 # until you press Ctrl-C.   ./watch.sh   |   NAVSYNC_ROOM=lobby ./watch.sh
+# A refused JOIN or WATCH goes to stderr with exit status 1.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
-# JOIN answers with the room's STATE and WATCH with it again; the first is
-# dropped so the output starts with exactly one snapshot.
-printf 'JOIN %s\nWATCH\n' "${NAVSYNC_ROOM:-main}" | nc -N "$host" "$port" | sed -u 1d
+navsync_open
+navsync_join "${NAVSYNC_ROOM:-main}"
+navsync_ask "WATCH"
+echo "$reply"
+# Our side of the connection stays open while we read: the daemon treats
+# the end of a client's input as the client leaving, watching or not.
+while IFS= read -r line <&"$navsync_from"; do
+    printf '%s\n' "$line"
+done
+navsync_fail "navsyncd at $addr closed the connection"

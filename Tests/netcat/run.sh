@@ -52,32 +52,64 @@ wait_for_lines() {
     return 1
 }
 
+# script NAME STATUS STDOUT STDERR_PREFIX -- COMMAND... : runs an example
+# script and checks its exit status, its whole stdout, and how stderr begins.
+script() {
+    local name="$1" status="$2" out="$3" err="$4"; shift 5
+    local actual_out actual_status
+    actual_out="$(timeout 10 "$@" 2>"$work/stderr")"
+    actual_status=$?
+    check "$name: exit status" "$status" "$actual_status"
+    check "$name: stdout" "$out" "$actual_out"
+    check "$name: stderr" "$err" "$(head -c "${#err}" "$work/stderr")"
+}
+
+nc_get() { printf '%s\n' "$@" | timeout 5 nc -N "${NAVSYNC_ADDR%:*}" "${NAVSYNC_ADDR##*:}"; }
+
 start_daemon rgb || exit 1
-check "GET one-liner" "STATE 0 /red" "$(printf 'GET\n' | timeout 5 nc -N "${NAVSYNC_ADDR%:*}" "${NAVSYNC_ADDR##*:}")"
+check "GET one-liner" "STATE 0 /red" "$(nc_get GET)"
 
 timeout 10 "$examples/watch.sh" > "$work/watch.out" &
 watcher=$!
 pids+=($watcher)
 wait_for_lines "$work/watch.out" 1
-check "select.sh" "OK 1" "$(timeout 5 "$examples/select.sh" green)"
-check "select.sh with data" "OK 2" "$(timeout 5 "$examples/select.sh" blue a note)"
-check "deep-link.sh" "$(printf 'OK 3\nSTATE 3 /red/green/blue:hello%%20world')" \
-    "$(timeout 5 "$examples/deep-link.sh" '/red/green/blue:hello%20world')"
-check "conditional.sh applies" "OK 4" "$(timeout 5 "$examples/conditional.sh" 'POP')"
-check "deep-link.sh bad route" "ERR bad-route" \
-    "$(timeout 5 "$examples/deep-link.sh" '/red/blue:%zz' | head -n 1 | cut -d' ' -f1-2)"
+script "select.sh" 0 "OK 1" "" -- "$examples/select.sh" green
+script "select.sh with data" 0 "OK 2" "" -- "$examples/select.sh" blue a note
+script "deep-link.sh" 0 "$(printf 'OK 3\nSTATE 3 /red/green/blue:hello%%20world')" "" \
+    -- "$examples/deep-link.sh" '/red/green/blue:hello%20world'
+script "conditional.sh applies" 0 "OK 4" "" -- "$examples/conditional.sh" 'POP'
 wait_for_lines "$work/watch.out" 5
 check "watch.sh streams every change" \
     "$(printf 'STATE 0 /red\nEVENT 1 select /green\nEVENT 2 select /blue:a%%20note\nEVENT 3 open /red/green/blue:hello%%20world\nEVENT 4 pop /red/green')" \
     "$(head -n 5 "$work/watch.out")"
 kill "$watcher" 2>/dev/null
 
+# Refusals stop the script at the first ERR: on stderr, exit status 1, and
+# nothing after it is sent (so room main, at revision 4, stays as it is).
+script "select.sh in a bad room" 1 "" "select.sh: JOIN lobby!: ERR bad-args " \
+    -- env NAVSYNC_ROOM='lobby!' "$examples/select.sh" red
+script "select.sh unknown screen" 1 "" "select.sh: SELECT nosuch: ERR unknown-screen " \
+    -- "$examples/select.sh" nosuch
+script "deep-link.sh bad route" 1 "" "deep-link.sh: OPEN /red/blue:%zz: ERR bad-route " \
+    -- "$examples/deep-link.sh" '/red/blue:%zz'
+script "deep-link.sh in a bad room" 1 "" "deep-link.sh: JOIN no/such: ERR bad-args " \
+    -- env NAVSYNC_ROOM='no/such' "$examples/deep-link.sh" '/blue'
+script "conditional.sh in a bad room" 1 "" "conditional.sh: JOIN a b: ERR bad-args " \
+    -- env NAVSYNC_ROOM='a b' "$examples/conditional.sh" 'ROOT'
+script "watch.sh in a bad room" 1 "" "watch.sh: JOIN lobby!: ERR bad-args " \
+    -- env NAVSYNC_ROOM='lobby!' "$examples/watch.sh"
+script "abc-cycle.sh against the built-in catalog" 1 "" "abc-cycle.sh: SELECT viewA: ERR unknown-screen " \
+    -- "$examples/abc-cycle.sh"
+check "refused scripts left room main alone" "STATE 4 /red/green" "$(nc_get GET)"
+check "refused scripts created no room" "STAT rooms 1" "$(nc_get STATS | grep '^STAT rooms ')"
+script "select.sh with no daemon" 1 "" "select.sh: cannot reach navsyncd at 127.0.0.1:1 " \
+    -- env NAVSYNC_ADDR="127.0.0.1:1" "$examples/select.sh" red
+
 start_daemon abc --screens "$examples/abc-screens.json" || exit 1
-check "abc-cycle.sh walks A -> B -> C -> A" \
-    "$(printf 'STATE 1 /viewB:some%%20data%%20from%%20A\nSTATE 2 /viewC\nSTATE 3 /viewA')" \
-    "$(timeout 5 "$examples/abc-cycle.sh")"
-check "viewB refuses to come without data" "ERR bad-args" \
-    "$(printf 'PUSH viewB\n' | timeout 5 nc -N "${NAVSYNC_ADDR%:*}" "${NAVSYNC_ADDR##*:}" | cut -d' ' -f1-2)"
+script "abc-cycle.sh walks A -> B -> C -> A" 0 \
+    "$(printf 'STATE 1 /viewB:some%%20data%%20from%%20A\nSTATE 2 /viewC\nSTATE 3 /viewA')" "" \
+    -- "$examples/abc-cycle.sh"
+check "viewB refuses to come without data" "ERR bad-args" "$(nc_get 'PUSH viewB' | cut -d' ' -f1-2)"
 
 echo "netcat: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
