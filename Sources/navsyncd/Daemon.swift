@@ -33,6 +33,9 @@ final class Daemon {
         self.screensPath = screensPath
     }
 
+    /// Binds every listener first and only then logs the `listening on`
+    /// lines, so a script waiting for them never goes ahead against a daemon
+    /// that is about to exit because a later address was taken.
     func listen(_ addresses: [DaemonOptions.ListenAddress], unixPath: String?) throws(DaemonStartError) {
         for address in addresses {
             let shown = address.host.contains(":") ? "[\(address.host)]:\(address.port)" : "\(address.host):\(address.port)"
@@ -41,7 +44,6 @@ final class Daemon {
                     self.adopt(stream)
                 }
                 listeners.append(listener)
-                StderrLog.always("listening on \(listener.boundAddress)")
             } catch {
                 let reason = error.isAddressInUse ? "address already in use" : error.description
                 throw DaemonStartError("cannot listen on \(shown): \(reason)")
@@ -53,11 +55,18 @@ final class Daemon {
                     self.adopt(stream)
                 }
                 listeners.append(listener)
-                StderrLog.always("listening on \(listener.boundAddress)")
             } catch {
-                let reason = error.isAddressInUse ? "address already in use" : error.description
+                var reason = error.isAddressInUse ? "address already in use" : error.description
+                // bind(2) says EADDRINUSE for any file in the way; a regular file is a mistake, not a rival daemon.
+                var info = stat()
+                if lstat(unixPath, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
+                    reason = "\(unixPath) exists and is not a socket"
+                }
                 throw DaemonStartError("cannot listen on unix:\(unixPath): \(reason)")
             }
+        }
+        for listener in listeners {
+            StderrLog.always("listening on \(listener.boundAddress)")
         }
     }
 

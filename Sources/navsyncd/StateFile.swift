@@ -23,7 +23,12 @@ enum StateFile {
         } catch {
             throw DaemonStartError("state file \(path) is unreadable (\(error)); refusing to start")
         }
-        if let bytes {
+        if let bytes, bytes.isEmpty {
+            // An empty file holds no state, as a missing one does (touch, or a
+            // disk that filled before the first write); nothing can be lost by
+            // starting fresh.
+            log.info("state file \(path) is empty; starting fresh")
+        } else if let bytes {
             do {
                 let loaded = try JournalFile.load(bytes)
                 rooms = loaded.rooms

@@ -51,6 +51,7 @@ final class DaemonAccessTests: XCTestCase {
         let third = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--unix", plainFile, "--state", "none"],
                                    timeout: 5)
         XCTAssertEqual(third.status, 1, third.stderr)
+        XCTAssertTrue(third.stderr.contains("\(plainFile) exists and is not a socket"), third.stderr)
         XCTAssertEqual(try String(contentsOfFile: plainFile, encoding: .utf8), "precious\n")
         client.close()
 

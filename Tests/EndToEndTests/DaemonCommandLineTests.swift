@@ -89,6 +89,16 @@ final class DaemonCommandLineTests: XCTestCase {
         XCTAssertEqual(try client.request("PING"), "PONG")
     }
 
+    func test_listen_secondAddressTaken_noReadinessLine_exit1() throws {
+        let first = try DaemonProcess(state: "none")
+        defer { first.stop() }
+        let result = try run(["--listen", "127.0.0.1:0", "--listen", "127.0.0.1:\(first.port)", "--state", "none"])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertFalse(result.stderr.contains("listening on"), "ready before every listener was bound: \(result.stderr)")
+        XCTAssertEqual(nonEmptyLines(result.stderr).count, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("127.0.0.1:\(first.port)"), result.stderr)
+    }
+
     func test_listen_portZero_logsRealPort_andSeveralListenersWork() throws {
         let daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:0", "--listen", "127.0.0.1:0"], state: "none")
         defer { daemon.stop() }

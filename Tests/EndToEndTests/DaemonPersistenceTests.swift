@@ -255,6 +255,23 @@ final class DaemonPersistenceTests: XCTestCase {
         try check(again, ["main": "1 /green"])
     }
 
+    func test_stateFile_empty_startsFreshWithInfoLine() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let statePath = try dir.write("state.json", "")
+        let daemon = try DaemonProcess(state: statePath)
+        defer { daemon.stop() }
+        XCTAssertTrue(daemon.log.contains("info state file \(statePath) is empty; starting fresh"), daemon.log)
+        let client = try daemon.connect()
+        XCTAssertEqual(try client.request("GET"), "STATE 0 /red")
+        XCTAssertEqual(try client.request("SELECT green"), "OK 1")
+        client.close()
+        XCTAssertEqual(daemon.signal(SIGTERM), 0)
+        let again = try DaemonProcess(state: statePath)
+        defer { again.stop() }
+        try check(again, ["main": "1 /green"])
+    }
+
     func test_stateNone_keepsNothingAcrossRestarts() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
