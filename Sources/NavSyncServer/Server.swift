@@ -30,6 +30,12 @@ public final class Server {
     var eventsOut: UInt64 = 0
     var resyncs: UInt64 = 0
     var commandsHandled: UInt64 = 0
+    /// Sessions still in memory, open or not; back to the open ones once
+    /// every closed connection has been freed.
+    public let liveSessions = LiveCount()
+    /// Transport objects (the daemon's links) still in memory; the daemon
+    /// counts them, the server reports them.
+    public let liveLinks = LiveCount()
 
     /// - Parameters:
     ///   - rooms: the rooms loaded from the state file.
@@ -56,7 +62,8 @@ public final class Server {
     @discardableResult
     public func accept(_ connection: Connection) -> Session {
         let session = Session(id: nextSessionID, connection: connection,
-                              authenticated: config.token == nil, maxLineBytes: limits.maxLineBytes)
+                              authenticated: config.token == nil, maxLineBytes: limits.maxLineBytes,
+                              liveCount: liveSessions)
         nextSessionID += 1
         guard sessions.count < limits.maxClients else {
             log.warn("\(session.label) refused: \(limits.maxClients) connections already open")
@@ -382,6 +389,8 @@ public final class Server {
             ("events_out", String(eventsOut)),
             ("resyncs", String(resyncs)),
             ("commands", String(commandsHandled)),
+            ("live_sessions", String(liveSessions.value)),
+            ("live_links", String(liveLinks.value)),
             ("room", session.room),
             ("max_clients", String(limits.maxClients)),
             ("persistence", journal == nil ? "none" : "journal"),

@@ -2,6 +2,12 @@ import NavSyncCore
 
 /// The server's view of one client connection: where it is, what it is
 /// allowed to do, and the output it has not been handed to the transport yet.
+///
+/// Ownership: the transport side (the daemon's link) owns its session and
+/// drops it when the connection is closed; the session's strong reference to
+/// its `connection` is the other half of that pair and goes with it. The
+/// server holds a session only while it is open (and in the turn's dirty
+/// list until the next flush).
 /// Must be used on the loop thread only.
 public final class Session {
     public let id: Int
@@ -33,6 +39,8 @@ public final class Session {
     /// Set when the session is ending: its outbox is sent, then it is closed.
     var endReason: CloseReason?
     var isEnded = false
+    /// The server's count of sessions still in memory.
+    private let liveCount: LiveCount
 
     struct Output {
         var bytes: [UInt8]
@@ -40,12 +48,16 @@ public final class Session {
         var isEvent: Bool
     }
 
-    init(id: Int, connection: Connection, authenticated: Bool, maxLineBytes: Int) {
+    init(id: Int, connection: Connection, authenticated: Bool, maxLineBytes: Int, liveCount: LiveCount) {
         self.id = id
         self.connection = connection
         self.authenticated = authenticated
         self.framer = LineFramer(maxLineBytes: maxLineBytes)
+        self.liveCount = liveCount
+        liveCount.increment()
     }
+
+    deinit { liveCount.decrement() }
 
     /// Output the daemon holds for this client, in its own queue and in the
     /// transport's (kernel socket buffers not counted).

@@ -3,6 +3,13 @@ import UVLoop
 
 /// Joins one libuv stream to its server session: bytes and end-of-stream go
 /// to the server, the server's output goes to the stream.
+///
+/// Ownership, so that every object of a connection is freed when it closes:
+/// the daemon's table of links owns the link, the link owns its stream and
+/// its session, and the session's reference back to the link is the one
+/// cycle, broken in `close()`, the single teardown. `close()` closes the
+/// stream, drops the session and the server, and takes the link out of the
+/// daemon's table; `liveLinks` counts links not yet freed.
 /// Must be used on the loop thread only.
 final class ClientLink: Connection {
     /// How long a closing connection waits for the peer to close its side.
@@ -32,15 +39,20 @@ final class ClientLink: Connection {
     private var inputThisTurn = 0
     /// The server asked for reading to pause (its backpressure).
     private var serverPausedReading = false
+    private let liveCount: LiveCount
 
-    init(stream: StreamConnection, loop: EventLoop, turns: LoopTurns,
+    init(stream: StreamConnection, loop: EventLoop, turns: LoopTurns, liveCount: LiveCount,
          onHolding: @escaping (ClientLink) -> Void, onClosed: @escaping (ClientLink) -> Void) {
         self.stream = stream
         self.loop = loop
         self.turns = turns
+        self.liveCount = liveCount
         self.onHolding = onHolding
         self.onClosed = onClosed
+        liveCount.increment()
     }
+
+    deinit { liveCount.decrement() }
 
     /// Hands the stream to the server and starts reading.
     func attach(to server: Server) {
@@ -48,7 +60,7 @@ final class ClientLink: Connection {
         self.server = server
         self.session = session
         stream.onRead = { [unowned self] bytes in self.received(bytes) }
-        stream.onEnd = { end in
+        stream.onEnd = { [unowned self] end in
             switch end {
             case .eof:
                 self.peerFinished = true
@@ -119,6 +131,10 @@ final class ClientLink: Connection {
 
     var peerDescription: String { stream.peerDescription }
 
+    /// The one teardown: after it nothing refers to the session from here,
+    /// and once the server has let go of it too (it did before calling this,
+    /// or does at its next flush) the session, this link and the stream are
+    /// freed.
     func close() {
         guard !stream.isClosed else { return }
         lingerTimer?.close()
@@ -127,6 +143,9 @@ final class ClientLink: Connection {
         stream.onEnd = nil
         stream.onWriteQueueDrained = nil
         stream.close()
+        heldInput = []
+        session = nil
+        server = nil
         onClosed(self)
     }
 

@@ -76,7 +76,7 @@ final class Daemon {
             return
         }
         stream.setNoDelay(true)
-        let link = ClientLink(stream: stream, loop: loop, turns: turns,
+        let link = ClientLink(stream: stream, loop: loop, turns: turns, liveCount: server.liveLinks,
                               onHolding: { [unowned self] link in self.holding.append(link) },
                               onClosed: { [unowned self] link in self.links[ObjectIdentifier(link)] = nil })
         links[ObjectIdentifier(link)] = link
