@@ -35,7 +35,7 @@ public func fuzzCatalog(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     guard let initial = catalog[catalog.initial] else { violated("the initial screen is in the catalog", bytes.shown) }
     require(initial.data != .required, "the initial screen needs no data", bytes.shown)
 
-    require(Route.decode(Route.encode(catalog.initialStack)) == .success(catalog.initialStack),
+    require(Route.decode(Route.encode(catalog.initialStack)) == .success(Navigation(stack: catalog.initialStack)),
             "a room can start on the initial screen", bytes.shown)
     for screen in catalog.screens {
         let state = RoomState(stack: [RouteEntry(screen: screen.name, data: screen.data == .required ? "x" : nil)],

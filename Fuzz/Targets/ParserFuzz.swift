@@ -3,8 +3,10 @@
 //   - a refusal carries one of the codes the parse step may give;
 //   - every reply line built from its result is exactly one line;
 //   - flipping the ASCII case of the verb changes nothing;
-//   - a parsed SELECT/PUSH/OPEN/NEXT, written back out as a line, parses to
-//     the same command, and obeys the catalog and the depth limit.
+//   - a parsed change (SELECT PUSH POP ROOT NEXT OPEN PRESENT DISMISS), written
+//     back out as a line, parses to the same command, and obeys the catalog
+//     and the depth limit (stack and sheets together);
+//   - WATCH <rev> takes exactly the decimal numbers that fit in 64 bits.
 import NavSyncCore
 
 /// The codes that can be judged from the line and the catalog alone.
@@ -53,7 +55,8 @@ private func check(_ command: Command, parser: CommandParser, catalog: Catalog, 
         let again = parser.parse(Array(rewritten.utf8))
         require(again == .success(command), "a parsed change written back parses the same",
                 "\(line.shown) -> \(String(reflecting: rewritten)) -> \(String(describing: again))")
-        let state = RoomState(stack: mutationStack(mutation) ?? catalog.initialStack, revision: revision ?? 7)
+        let state = RoomState(mutationNavigation(mutation) ?? Navigation(stack: catalog.initialStack),
+                              revision: revision ?? 7)
         requireOneLine(Wire.state(state), line)
         requireOneLine(Wire.event(state, op: mutation.op), line)
     case .ping(let text):
@@ -64,7 +67,12 @@ private func check(_ command: Command, parser: CommandParser, catalog: Catalog, 
         require(!token.isEmpty, "AUTH has a token", line.shown)
     case .hello(let version):
         require(version == nil || version == "1", "HELLO accepts only version 1", line.shown)
-    case .get, .watch, .unwatch, .screens, .stats, .quit, .help:
+    case .watch(let after):
+        if let after {
+            let again = parser.parse(Array("WATCH \(after)".utf8))
+            require(again == .success(command), "a parsed WATCH <rev> written back parses the same", line.shown)
+        }
+    case .get, .unwatch, .screens, .messages, .stats, .quit, .help:
         break
     }
 }
@@ -84,15 +92,16 @@ private func check(_ mutation: Mutation, catalog: Catalog, maxDepth: Int, line: 
         }
     }
     switch mutation {
-    case .select(let entry), .push(let entry):
+    case .select(let entry), .push(let entry), .present(let entry):
         valid(entry, typed: true)
-    case .open(let stack):
-        require(!stack.isEmpty && stack.count <= maxDepth, "an opened route is 1...maxDepth entries",
-                "\(stack.count) entries, max \(maxDepth): \(line.shown)")
-        stack.forEach { valid($0, typed: false) }
+    case .open(let navigation):
+        require(!navigation.stack.isEmpty && navigation.depth <= maxDepth,
+                "an opened route has a stack and at most maxDepth entries with its sheets",
+                "\(navigation.depth) entries, max \(maxDepth): \(line.shown)")
+        (navigation.stack + navigation.sheets).forEach { valid($0, typed: false) }
     case .next(let data):
         require(data != "", "empty NEXT data is none", line.shown)
-    case .pop, .root:
+    case .pop, .root, .dismiss:
         break
     }
 }
@@ -106,14 +115,17 @@ private func text(of mutation: Mutation) -> String {
     case .pop: return "POP"
     case .root: return "ROOT"
     case .next(let data): return data.map { "NEXT \($0)" } ?? "NEXT"
-    case .open(let stack): return "OPEN " + Route.encode(stack)
+    case .open(let navigation): return "OPEN " + Route.encode(navigation)
+    case .present(let entry): return "PRESENT " + entryText(entry)
+    case .dismiss: return "DISMISS"
     }
 }
 
-private func mutationStack(_ mutation: Mutation) -> [RouteEntry]? {
+private func mutationNavigation(_ mutation: Mutation) -> Navigation? {
     switch mutation {
     case .select(let entry), .push(let entry): return [entry]
-    case .open(let stack): return stack
+    case .present(let entry): return Navigation(stack: [entry], sheets: [entry])
+    case .open(let navigation): return navigation
     default: return nil
     }
 }

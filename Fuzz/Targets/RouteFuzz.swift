@@ -1,10 +1,12 @@
 // The route codec, both ways. Properties:
 //   - decoding arbitrary text never crashes; a decoded route re-encodes to a
-//     canonical form made only of unreserved bytes, '/', ':' and '%XX'
-//     escapes with uppercase hex, and that form decodes to the same stack;
+//     canonical form made only of unreserved bytes, '/', '#', ':' and '%XX'
+//     escapes with uppercase hex, and that form decodes to the same stack
+//     and sheets; no '/' follows the first '#';
 //     encoding is idempotent through decode;
 //   - lowercasing the hex of the canonical form decodes to the same stack;
-//   - any stack of well-formed names and UTF-8 data survives encode → decode.
+//   - any stack and sheets of well-formed names and UTF-8 data survive
+//     encode → decode.
 import NavSyncCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -23,8 +25,8 @@ private func decodeArbitrary(_ bytes: [UInt8]) {
     // a client could send it.
     guard let text = String(validating: bytes, as: UTF8.self) else { return }
     guard case .success(let stack) = Route.decode(text) else { return }
-    require(!stack.isEmpty, "a decoded route has at least one entry", bytes.shown)
-    for entry in stack {
+    require(!stack.stack.isEmpty, "a decoded route has at least one stack entry", bytes.shown)
+    for entry in stack.stack + stack.sheets {
         require(Names.isValid(entry.screen), "decoded names are well-formed", bytes.shown)
         require(entry.data != "", "empty data decodes as none", bytes.shown)
     }
@@ -41,9 +43,10 @@ private func decodeArbitrary(_ bytes: [UInt8]) {
 
 private func encodeBuilt(_ input: inout FuzzInput) {
     let nameBytes = Array("ABCXYZabcxyz0189_.-".utf8)
-    var stack: [RouteEntry] = []
+    var stack = Navigation(stack: [])
     let depth = 1 + Int(input.byte() % 8)
-    for _ in 0..<depth {
+    let sheets = Int(input.byte() % 4)
+    for index in 0..<(depth + sheets) {
         let nameLength = 1 + Int(input.byte() % 64)
         let name = String(decoding: (0..<nameLength).map { _ in nameBytes[Int(input.byte()) % nameBytes.count] },
                           as: UTF8.self)
@@ -51,7 +54,8 @@ private func encodeBuilt(_ input: inout FuzzInput) {
         let raw = (0..<dataLength).map { _ in input.byte() }
         // Arbitrary bytes made valid: invalid sequences become U+FFFD.
         let data = String(decoding: raw, as: UTF8.self)
-        stack.append(RouteEntry(screen: name, data: data))
+        let entry = RouteEntry(screen: name, data: data)
+        if index < depth { stack.stack.append(entry) } else { stack.sheets.append(entry) }
     }
     let encoded = Route.encode(stack)
     requireCanonical(encoded, Array(encoded.utf8))
@@ -61,10 +65,14 @@ private func encodeBuilt(_ input: inout FuzzInput) {
     require(decoded == stack, "encode → decode gives the stack back", encoded)
 }
 
-/// Only unreserved bytes, '/', ':' and '%' followed by two uppercase hex digits.
+/// Only unreserved bytes, '/', '#', ':' and '%' followed by two uppercase hex
+/// digits; no '/' after a '#'.
 private func requireCanonical(_ route: String, _ from: [UInt8]) {
     let bytes = Array(route.utf8)
     require(bytes.first == UInt8(ascii: "/"), "a route starts with /", route)
+    if let hash = bytes.firstIndex(of: UInt8(ascii: "#")) {
+        require(!bytes[hash...].contains(UInt8(ascii: "/")), "sheets hold no /", "\(route) from \(from.shown)")
+    }
     var i = 0
     while i < bytes.count {
         let b = bytes[i]
@@ -74,8 +82,8 @@ private func requireCanonical(_ route: String, _ from: [UInt8]) {
             i += 3
             continue
         }
-        require(isUnreserved(b) || b == UInt8(ascii: "/") || b == UInt8(ascii: ":"),
-                "a canonical route holds only unreserved bytes, / : and escapes", "\(route) from \(from.shown)")
+        require(isUnreserved(b) || b == UInt8(ascii: "/") || b == UInt8(ascii: "#") || b == UInt8(ascii: ":"),
+                "a canonical route holds only unreserved bytes, / # : and escapes", "\(route) from \(from.shown)")
         i += 1
     }
 }

@@ -148,6 +148,8 @@ public enum ClientAction: Equatable, Sendable {
 public struct SyncClient {
     enum Purpose: Equatable {
         case auth, join, catalog, heartbeat, stats
+        /// `SCREENS` again after the daemon said `CATALOG`.
+        case catalogReload
         case watch(resync: Bool)
         case user(RequestID)
 
@@ -281,6 +283,8 @@ public struct SyncClient {
         if case .event(let revision, let op, let route) = parsed {
             return applyEvent(revision: revision, op: op, route: route, now: now)
         }
+        // (1.1) A reloaded catalog is announced unasked; it answers nothing.
+        if case .catalogChanged = parsed { return catalogChanged(now: now) }
         // `busy` is sent unasked, right before the daemon closes; it answers nothing.
         if case .error(let error) = parsed, error.code == ErrorCode.busy.rawValue { return unasked(parsed) }
         guard let head = pending.first else { return unasked(parsed) }
@@ -312,7 +316,7 @@ public struct SyncClient {
             return complete(.pong(text), now: now)
         case (.state(let revision, let route), .state):
             switch Route.decode(route) {
-            case .success(let stack): return complete(.state(RoomState(stack: stack, revision: revision)), now: now)
+            case .success(let navigation): return complete(.state(RoomState(navigation, revision: revision)), now: now)
             case .failure: return complete(.unexpected(line), now: now)
             }
         case (.state, _) where watching, (.bye, _):
@@ -438,7 +442,7 @@ public struct SyncClient {
             resetConnection()
             link = .stopped(reason: error.line)
             return actions + [.disconnect, .note(.serverError(error)), .note(.link(link))]
-        case (.catalog, .listing(let lines)):
+        case (.catalog, .listing(let lines)), (.catalogReload, .listing(let lines)):
             catalog = lines.compactMap(CatalogEntry.init(screenLine:))
             actions.append(.note(.catalog(catalog)))
         case (.watch(let resync), .state(let state)):
@@ -475,8 +479,8 @@ public struct SyncClient {
     private mutating func unasked(_ line: ServerLine) -> [ClientAction] {
         switch line {
         case .state(let revision, let route) where watching:
-            guard case .success(let stack) = Route.decode(route) else { return [] }
-            let state = RoomState(stack: stack, revision: revision)
+            guard case .success(let navigation) = Route.decode(route) else { return [] }
+            let state = RoomState(navigation, revision: revision)
             snapshot = state
             return [.note(.snapshot(state, .resync))]
         case .bye:
@@ -490,10 +494,17 @@ public struct SyncClient {
         }
     }
 
+    /// Asks for the new catalog, when this client keeps one.
+    private mutating func catalogChanged(now: UInt64) -> [ClientAction] {
+        guard options.loadCatalog else { return [] }
+        pending.append(Pending(purpose: .catalogReload, expectation: .listing, sentAt: now))
+        return [.send(Verb.screens.line() + "\n")]
+    }
+
     private mutating func applyEvent(revision: UInt64, op: String, route: String, now: UInt64) -> [ClientAction] {
         guard watching, let current = snapshot, revision > current.revision else { return [] }
-        guard case .success(let stack) = Route.decode(route) else { return requestResync(now: now) }
-        let state = RoomState(stack: stack, revision: revision)
+        guard case .success(let navigation) = Route.decode(route) else { return requestResync(now: now) }
+        let state = RoomState(navigation, revision: revision)
         snapshot = state
         var actions: [ClientAction] = [.note(.event(state, op: op))]
         if revision != current.revision + 1 {

@@ -7,7 +7,12 @@ public enum Mutation: Sendable, Equatable {
     case root
     /// Replace the top entry by its catalog `next`, carrying this data.
     case next(data: String?)
-    case open([RouteEntry])
+    /// Stack and sheets become this navigation (a deep link).
+    case open(Navigation)
+    /// (1.1) Put a sheet over everything.
+    case present(RouteEntry)
+    /// (1.1) Remove the topmost sheet.
+    case dismiss
 
     public var verb: Verb {
         switch self {
@@ -17,6 +22,8 @@ public enum Mutation: Sendable, Equatable {
         case .root: return .root
         case .next: return .next
         case .open: return .open
+        case .present: return .present
+        case .dismiss: return .dismiss
         }
     }
 
@@ -29,10 +36,12 @@ public enum Command: Sendable, Equatable {
     case get
     /// A mutation, optionally guarded by `IF <rev>`.
     case mutate(Mutation, ifRevision: UInt64?)
-    case watch
+    /// Subscribe; (1.1) with a revision, resume after it (`WATCH <rev>`).
+    case watch(after: UInt64?)
     case unwatch
     case join(room: String)
     case screens
+    case messages
     case stats
     case ping(text: String)
     case hello(version: String?)
@@ -48,6 +57,7 @@ public enum Command: Sendable, Equatable {
         case .unwatch: return .unwatch
         case .join: return .join
         case .screens: return .screens
+        case .messages: return .messages
         case .stats: return .stats
         case .ping: return .ping
         case .hello: return .hello

@@ -29,9 +29,14 @@ public struct CommandParser: Sendable {
         if verb.row.arguments == .none { try Self.noArguments(verb, rest) }
         switch verb {
         case .get: return .get
-        case .watch: return .watch
+        case .watch:
+            let (revText, extra) = Self.splitToken(rest)
+            guard extra.isEmpty else { throw Self.usage(verb) }
+            guard !revText.isEmpty else { return .watch(after: nil) }
+            return .watch(after: try Self.revision(revText, verb))
         case .unwatch: return .unwatch
         case .screens: return .screens
+        case .messages: return .messages
         case .stats: return .stats
         case .quit: return .quit
         case .help: return .help
@@ -57,10 +62,7 @@ public struct CommandParser: Sendable {
             return .auth(token: String(token))
         case .guarded:
             let (revText, mutationText) = Self.splitToken(rest)
-            guard revText.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let revision = UInt64(revText) else {
-                throw ProtocolError(.badArgs, "usage: \(verb.row.usage), rev a whole number")
-            }
+            let revision = try Self.revision(revText, verb)
             let (innerToken, innerRest) = Self.splitToken(mutationText)
             guard !innerToken.isEmpty else { throw Self.usage(verb) }
             guard let inner = Verb(token: innerToken) else {
@@ -70,7 +72,7 @@ public struct CommandParser: Sendable {
                 throw ProtocolError(.badArgs, "IF guards only \(Verb.mutations.map(\.rawValue).joined(separator: " "))")
             }
             return .mutate(try mutation(inner, rest: innerRest), ifRevision: revision)
-        case .select, .push, .pop, .root, .next, .open:
+        case .select, .push, .pop, .root, .next, .open, .present, .dismiss:
             preconditionFailure("mutations are parsed above")
         }
     }
@@ -86,7 +88,9 @@ public struct CommandParser: Sendable {
             let data = Self.trimBlanks(rest)
             return .next(data: data.isEmpty ? nil : String(data))
         case .open: return .open(try route(rest))
-        case .get, .guarded, .watch, .unwatch, .join, .screens, .stats, .ping, .hello, .auth, .quit, .help:
+        case .present: return .present(try entry(verb, rest))
+        case .dismiss: return .dismiss
+        case .get, .guarded, .watch, .unwatch, .join, .screens, .messages, .stats, .ping, .hello, .auth, .quit, .help:
             preconditionFailure("\(verb) is not a mutation")
         }
     }
@@ -102,24 +106,33 @@ public struct CommandParser: Sendable {
         return entry
     }
 
-    private func route(_ rest: Substring) throws(ProtocolError) -> [RouteEntry] {
+    private func route(_ rest: Substring) throws(ProtocolError) -> Navigation {
         let (text, extra) = Self.splitToken(rest)
         guard !text.isEmpty, extra.isEmpty else { throw ProtocolError(.badArgs, "usage: OPEN <route>, e.g. OPEN /red/blue:hi") }
-        let stack: [RouteEntry]
+        let navigation: Navigation
         switch Route.decode(text) {
-        case .success(let decoded): stack = decoded
+        case .success(let decoded): navigation = decoded
         case .failure(let error): throw ProtocolError(.badRoute, error.description)
         }
-        for entry in stack {
+        for entry in navigation.stack + navigation.sheets {
             guard let screen = catalog[entry.screen] else {
                 throw ProtocolError(.unknownScreen, "no screen named '\(entry.screen)'; see SCREENS")
             }
             if let problem = screen.dataProblem(entry.data) { throw ProtocolError(.badArgs, problem) }
         }
-        guard stack.count <= maxDepth else {
-            throw ProtocolError(.limit, "route has \(stack.count) entries; the maximum depth is \(maxDepth)")
+        guard navigation.depth <= maxDepth else {
+            throw ProtocolError(.limit, "route has \(navigation.depth) entries; the maximum depth is \(maxDepth)")
         }
-        return stack
+        return navigation
+    }
+
+    /// Decimal digits that fit in 64 bits; no sign, no blanks inside.
+    private static func revision(_ text: Substring, _ verb: Verb) throws(ProtocolError) -> UInt64 {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              let revision = UInt64(text) else {
+            throw ProtocolError(.badArgs, "usage: \(verb.row.usage), rev a whole number below 2^64")
+        }
+        return revision
     }
 
     private static func usage(_ verb: Verb) -> ProtocolError {

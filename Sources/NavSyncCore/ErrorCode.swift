@@ -24,6 +24,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case authFailed = "auth-failed"
     /// A configured resource bound would be passed.
     case limit = "limit"
+    /// (1.1) `DISMISS` with no sheet presented.
+    case noSheet = "no-sheet"
     /// Too many connections; the daemon closes this one.
     case busy = "busy"
     /// The state file could not be written; nothing changed.

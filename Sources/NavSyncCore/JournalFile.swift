@@ -21,7 +21,10 @@ public enum JournalFile {
         var route: String
     }
 
-    static let formatVersion = 1
+    /// 2 since routes may carry sheets (1.1); version 1 files, written
+    /// before sheets existed, hold only plain stacks and load as they are.
+    static let formatVersion = 2
+    static let readableVersions: ClosedRange<Int> = 1...2
 
     private static let encoder: JSONEncoder = {
         let e = JSONEncoder()
@@ -70,8 +73,8 @@ public enum JournalFile {
         var rooms: [String: RoomState] = [:]
         do {
             let snapshot = try decoder.decode(SnapshotLine.self, from: Data(first))
-            guard snapshot.navsync == formatVersion else {
-                throw JournalError(line: 1, problem: "format version \(snapshot.navsync) is not supported (expected \(formatVersion))")
+            guard readableVersions.contains(snapshot.navsync) else {
+                throw JournalError(line: 1, problem: "format version \(snapshot.navsync) is not supported (expected \(readableVersions.lowerBound) to \(readableVersions.upperBound))")
             }
             for (name, room) in snapshot.rooms {
                 rooms[name] = try roomState(name: name, rev: room.rev, route: room.route, line: 1)
@@ -99,8 +102,8 @@ public enum JournalFile {
         guard Names.isValid(name) else { throw JournalError(line: line, problem: "\"\(name)\" is not a valid room name") }
         guard rev > 0 else { throw JournalError(line: line, problem: "room \(name) has revision 0 but is stored as changed") }
         switch Route.decode(route) {
-        case .success(let stack):
-            return RoomState(stack: stack, revision: rev)
+        case .success(let navigation):
+            return RoomState(navigation, revision: rev)
         case .failure(let error):
             throw JournalError(line: line, problem: "room \(name) has a bad route \"\(route)\": \(error)")
         }

@@ -6,12 +6,19 @@ public struct Limits: Sendable, Equatable {
     /// Bytes of output the daemon may hold for one watcher before it drops
     /// that watcher's queued events and schedules a resync.
     public var maxPendingBytes: Int = 1 << 20
-    /// Entries in one room's stack.
+    /// Entries in one room's stack and sheets together.
     public var maxDepth: Int = 64
     /// Rooms that have been changed at least once.
     public var maxRooms: Int = 1024
     /// Simultaneous client connections.
     public var maxClients: Int = 10_000
+    /// Changes each room keeps in memory for `WATCH <rev>`, at most.
+    public var historyCount: Int = 1024
+    /// Bytes of encoded events each room's history may hold; when the last
+    /// `historyCount` changes take more, fewer are kept.
+    public var historyBytes: Int = 1 << 20
+    /// Seconds of silence before TCP keepalive probes a connection; 0 = off.
+    public var keepaliveSeconds: Int = 60
 
     /// The smallest `--max-line` accepted: room for the longest verb plus a
     /// useful argument, so a misconfigured daemon still answers `HELP`.

@@ -1,34 +1,38 @@
 /// The pure step function: a room's state and a mutation in, the new state
 /// out. No IO, no clocks; the server is the store that calls it.
+///
+/// (1.1) PUSH, POP, ROOT and NEXT change the stack and leave sheets as they
+/// are; PRESENT and DISMISS change sheets only; SELECT and OPEN replace both
+/// (SELECT leaves no sheet).
 public enum Reducer {
-    /// The new state, or nil when the mutation would leave the stack exactly
-    /// as it is (a no-op keeps the revision and sends no event).
+    /// The new state, or nil when the mutation would leave stack and sheets
+    /// exactly as they are (a no-op keeps the revision and sends no event).
     /// Throws the errors that depend on the state: `at-root`, `no-next`,
-    /// `limit` for depth, `bad-args` for `NEXT` data.
+    /// `no-sheet`, `limit` for depth, `bad-args` for `NEXT` data.
     public static func apply(_ mutation: Mutation, to state: RoomState, catalog: Catalog,
                              maxDepth: Int) throws(ProtocolError) -> RoomState? {
-        let stack = try newStack(mutation, from: state.stack, catalog: catalog, maxDepth: maxDepth)
-        guard stack != state.stack else { return nil }
-        return RoomState(stack: stack, revision: state.revision + 1)
+        let before = state.navigation
+        let after = try navigation(after: mutation, from: before, catalog: catalog, maxDepth: maxDepth)
+        guard after != before else { return nil }
+        return RoomState(after, revision: state.revision + 1)
     }
 
-    private static func newStack(_ mutation: Mutation, from stack: [RouteEntry], catalog: Catalog,
-                                 maxDepth: Int) throws(ProtocolError) -> [RouteEntry] {
+    private static func navigation(after mutation: Mutation, from current: Navigation, catalog: Catalog,
+                                   maxDepth: Int) throws(ProtocolError) -> Navigation {
+        var next = current
         switch mutation {
         case .select(let entry):
-            return [entry]
+            next = Navigation(stack: [entry])
         case .push(let entry):
-            guard stack.count < maxDepth else {
-                throw ProtocolError(.limit, "stack is at the maximum depth of \(maxDepth)")
-            }
-            return stack + [entry]
+            try roomForOneMore(current, maxDepth)
+            next.stack.append(entry)
         case .pop:
-            guard stack.count > 1 else { throw ProtocolError(.atRoot, "the stack has only its root entry") }
-            return Array(stack.dropLast())
+            guard current.stack.count > 1 else { throw ProtocolError(.atRoot, "the stack has only its root entry") }
+            next.stack.removeLast()
         case .root:
-            return [stack[0]]
+            next.stack = [current.stack[0]]
         case .next(let data):
-            let top = stack[stack.count - 1]
+            let top = current.stack[current.stack.count - 1]
             guard let screen = catalog[top.screen] else {
                 throw ProtocolError(.noNext, "screen \(top.screen) is no longer in the catalog")
             }
@@ -37,9 +41,22 @@ public enum Reducer {
             }
             let entry = RouteEntry(screen: target.name, data: data)
             if let problem = target.dataProblem(entry.data) { throw ProtocolError(.badArgs, problem) }
-            return stack.dropLast() + [entry]
+            next.stack[next.stack.count - 1] = entry
         case .open(let route):
-            return route
+            next = route
+        case .present(let entry):
+            try roomForOneMore(current, maxDepth)
+            next.sheets.append(entry)
+        case .dismiss:
+            guard !current.sheets.isEmpty else { throw ProtocolError(.noSheet, "no sheet is presented") }
+            next.sheets.removeLast()
+        }
+        return next
+    }
+
+    private static func roomForOneMore(_ navigation: Navigation, _ maxDepth: Int) throws(ProtocolError) {
+        guard navigation.depth < maxDepth else {
+            throw ProtocolError(.limit, "stack and sheets are at the maximum depth of \(maxDepth)")
         }
     }
 }

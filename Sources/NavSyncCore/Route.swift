@@ -1,45 +1,65 @@
-/// The path form of a stack: `/viewA/viewB:some%20data`. Data is
-/// percent-encoded so a route is one token with no spaces, slashes or colons
-/// of its own; everything outside `A-Z a-z 0-9 - . _ ~` is escaped.
+/// The path form of a room's navigation: the stack as `/viewA/viewB:some%20data`,
+/// then (1.1) each sheet introduced by `#`, as in `/red/green#blue:a%20note#red`.
+/// Data is percent-encoded so a route is one token with no spaces, slashes,
+/// colons or `#` of its own; everything outside `A-Z a-z 0-9 - . _ ~` is
+/// escaped. A navigation without sheets is written exactly as in version 1.
 public enum Route {
-    public static func encode(_ stack: [RouteEntry]) -> String {
+    public static func encode(_ stack: [RouteEntry], sheets: [RouteEntry] = []) -> String {
         var out: [UInt8] = []
-        out.reserveCapacity(stack.count * 8)
-        for entry in stack {
-            out.append(UInt8(ascii: "/"))
-            out.append(contentsOf: entry.screen.utf8)
-            if let data = entry.data {
-                out.append(UInt8(ascii: ":"))
-                percentEncode(data, into: &out)
-            }
-        }
+        out.reserveCapacity((stack.count + sheets.count) * 8)
+        for entry in stack { append(entry, after: UInt8(ascii: "/"), to: &out) }
+        for entry in sheets { append(entry, after: UInt8(ascii: "#"), to: &out) }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func encode(_ navigation: Navigation) -> String {
+        encode(navigation.stack, sheets: navigation.sheets)
+    }
+
+    private static func append(_ entry: RouteEntry, after separator: UInt8, to out: inout [UInt8]) {
+        out.append(separator)
+        out.append(contentsOf: entry.screen.utf8)
+        if let data = entry.data {
+            out.append(UInt8(ascii: ":"))
+            percentEncode(data, into: &out)
+        }
     }
 
     /// Parses a route without consulting a catalog: names must only be
     /// well-formed. Whether they exist is the caller's question.
-    public static func decode(_ text: some StringProtocol) -> Result<[RouteEntry], RouteError> {
+    public static func decode(_ text: some StringProtocol) -> Result<Navigation, RouteError> {
         let bytes = Array(text.utf8)
         guard bytes.first == UInt8(ascii: "/") else { return .failure(.missingLeadingSlash) }
-        guard bytes.count > 1 else { return .failure(.empty) }
-        var stack: [RouteEntry] = []
-        for segment in bytes.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
-            guard !segment.isEmpty else { return .failure(.emptySegment) }
-            let colon = segment.firstIndex(of: UInt8(ascii: ":"))
-            let name = segment[segment.startIndex..<(colon ?? segment.endIndex)]
-            guard name.count <= Names.maxLength, !name.isEmpty, name.allSatisfy(Names.isNameByte) else {
-                return .failure(.badName(String(decoding: name, as: UTF8.self)))
+        let hash = bytes.firstIndex(of: UInt8(ascii: "#")) ?? bytes.endIndex
+        guard hash > 1 else { return .failure(.empty) }
+        var navigation = Navigation(stack: [])
+        do throws(RouteError) {
+            for segment in bytes[1..<hash].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+                guard !segment.isEmpty else { throw .emptySegment }
+                navigation.stack.append(try entry(segment))
             }
-            var data: String?
-            if let colon {
-                switch percentDecode(segment[(colon + 1)...]) {
-                case .success(let decoded): data = decoded
-                case .failure(let error): return .failure(error)
-                }
+            guard hash < bytes.endIndex else { return .success(navigation) }
+            for segment in bytes[(hash + 1)...].split(separator: UInt8(ascii: "#"), omittingEmptySubsequences: false) {
+                guard !segment.isEmpty else { throw .emptySheet }
+                guard !segment.contains(UInt8(ascii: "/")) else { throw .sheetWithSlash }
+                navigation.sheets.append(try entry(segment))
             }
-            stack.append(RouteEntry(screen: String(decoding: name, as: UTF8.self), data: data))
+        } catch {
+            return .failure(error)
         }
-        return .success(stack)
+        return .success(navigation)
+    }
+
+    /// `name` or `name:data`, the part between two separators.
+    private static func entry(_ segment: ArraySlice<UInt8>) throws(RouteError) -> RouteEntry {
+        let colon = segment.firstIndex(of: UInt8(ascii: ":"))
+        let name = segment[segment.startIndex..<(colon ?? segment.endIndex)]
+        guard name.count <= Names.maxLength, !name.isEmpty, name.allSatisfy(Names.isNameByte) else {
+            throw .badName(String(decoding: name, as: UTF8.self))
+        }
+        var data: String?
+        if let colon { data = try percentDecode(segment[(colon + 1)...]).get() }
+        return RouteEntry(screen: String(decoding: name, as: UTF8.self), data: data)
     }
 
     public static func percentEncode(_ text: String, into out: inout [UInt8]) {
@@ -115,6 +135,10 @@ public enum RouteError: Error, Equatable, CustomStringConvertible {
     case badName(String)
     case badEscape
     case notUTF8
+    /// (1.1) `/red#`, `/red##blue`: a `#` must be followed by one entry.
+    case emptySheet
+    /// (1.1) `/red#blue/green`: a sheet is a single entry.
+    case sheetWithSlash
 
     public var description: String {
         switch self {
@@ -124,6 +148,8 @@ public enum RouteError: Error, Equatable, CustomStringConvertible {
         case .badName(let name): return "\"\(name)\" is not a well-formed screen name"
         case .badEscape: return "a % must be followed by two hex digits"
         case .notUTF8: return "decoded data is not valid UTF-8"
+        case .emptySheet: return "a # is followed by one screen (no empty sheets)"
+        case .sheetWithSlash: return "a sheet is one screen; no / after a #"
         }
     }
 }

@@ -23,10 +23,14 @@ public enum ServerLine: Equatable, Sendable {
     case state(revision: UInt64, route: String)
     /// `EVENT <rev> <op> <route>`: only ever unasked, to a watcher.
     case event(revision: UInt64, op: String, route: String)
+    /// (1.1) `CONTINUE <rev>`: the answer to `WATCH <rev>`; the missed events follow.
+    case continued(revision: UInt64)
+    /// (1.1) `CATALOG`: unasked, to a watcher; the catalog was reloaded.
+    case catalogChanged
     case error(ServerError)
     case pong(String)
     case hello(String)
-    /// A `SCREEN ...` or `STAT ...` line of a listing; kept as text until its `END`.
+    /// A `SCREEN ...`, `MESSAGE ...` or `STAT ...` line of a listing; kept as text until its `END`.
     case item(String)
     case end
     case bye
@@ -49,12 +53,16 @@ public enum ServerLine: Equatable, Sendable {
                 return .other(line)
             }
             return .event(revision: revision, op: String(op), route: String(route))
+        case "CONTINUE":
+            guard let revision = UInt64(rest) else { return .other(line) }
+            return .continued(revision: revision)
+        case "CATALOG": return rest.isEmpty ? .catalogChanged : .other(line)
         case "ERR":
             let (code, message) = split(rest)
             return .error(ServerError(code: String(code), message: String(message), line: line))
         case "PONG": return .pong(String(rest))
         case "HELLO": return .hello(String(rest))
-        case "SCREEN", "STAT": return .item(line)
+        case "SCREEN", "STAT", "MESSAGE": return .item(line)
         case "END": return rest.isEmpty ? .end : .other(line)
         case "BYE": return .bye
         default: return .other(line)

@@ -12,11 +12,14 @@ public enum Verb: String, CaseIterable, Sendable {
     case root = "ROOT"
     case next = "NEXT"
     case open = "OPEN"
+    case present = "PRESENT"
+    case dismiss = "DISMISS"
     case guarded = "IF"
     case watch = "WATCH"
     case unwatch = "UNWATCH"
     case join = "JOIN"
     case screens = "SCREENS"
+    case messages = "MESSAGES"
     case stats = "STATS"
     case ping = "PING"
     case hello = "HELLO"
@@ -44,6 +47,8 @@ public enum Verb: String, CaseIterable, Sendable {
         case secret
         /// A revision, then a whole mutation line.
         case guardedMutation
+        /// Nothing, or one revision.
+        case optionalRevision
     }
 
     /// One row of the table.
@@ -76,16 +81,22 @@ public enum Verb: String, CaseIterable, Sendable {
                                arguments: .data, isMutation: true, allowedBeforeAuth: false)
         case .open: return Row(usage: "OPEN <route>", summary: "deep link, e.g. OPEN /red/blue:hello%20there",
                                arguments: .route, isMutation: true, allowedBeforeAuth: false)
+        case .present: return Row(usage: "PRESENT <screen> [data]", summary: "show a screen as a sheet over everything",
+                                  arguments: .screenAndData, isMutation: true, allowedBeforeAuth: false)
+        case .dismiss: return Row(usage: "DISMISS", summary: "remove the topmost sheet",
+                                  arguments: .none, isMutation: true, allowedBeforeAuth: false)
         case .guarded: return Row(usage: "IF <rev> <change>", summary: "run the change only at this revision",
                                   arguments: .guardedMutation, isMutation: false, allowedBeforeAuth: false)
-        case .watch: return Row(usage: "WATCH", summary: "receive EVENT <rev> <op> <route> lines",
-                                arguments: .none, isMutation: false, allowedBeforeAuth: false)
+        case .watch: return Row(usage: "WATCH [rev]", summary: "receive EVENT lines; with rev, resume after it",
+                                arguments: .optionalRevision, isMutation: false, allowedBeforeAuth: false)
         case .unwatch: return Row(usage: "UNWATCH", summary: "stop receiving events",
                                   arguments: .none, isMutation: false, allowedBeforeAuth: false)
         case .join: return Row(usage: "JOIN <room>", summary: "switch room (starts in main)",
                                arguments: .room, isMutation: false, allowedBeforeAuth: false)
         case .screens: return Row(usage: "SCREENS", summary: "list the catalog",
                                   arguments: .none, isMutation: false, allowedBeforeAuth: false)
+        case .messages: return Row(usage: "MESSAGES", summary: "the catalog's messages",
+                                   arguments: .none, isMutation: false, allowedBeforeAuth: false)
         case .stats: return Row(usage: "STATS", summary: "server figures",
                                 arguments: .none, isMutation: false, allowedBeforeAuth: false)
         case .ping: return Row(usage: "PING [text]", summary: "answered PONG [text]",

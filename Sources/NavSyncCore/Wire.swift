@@ -8,6 +8,12 @@ public enum Wire {
         line("STATE \(state.revision) \(state.route)")
     }
 
+    /// (1.1) The answer to `WATCH <rev>` when the missed events follow.
+    public static func continued(after revision: UInt64) -> [UInt8] { line("CONTINUE \(revision)") }
+
+    /// (1.1) Sent unasked to watchers after a reload changed the catalog.
+    public static let catalogChanged: [UInt8] = line("CATALOG")
+
     public static func event(_ state: RoomState, op: String) -> [UInt8] {
         line("EVENT \(state.revision) \(op) \(state.route)")
     }
@@ -26,6 +32,15 @@ public enum Wire {
         var text = ""
         for s in catalog.screens {
             text += "SCREEN \(s.name) \(s.color.rawValue) \(s.next ?? "-") \(s.data.rawValue) \(singleLine(s.title))\n"
+        }
+        return Array((text + "END\n").utf8)
+    }
+
+    /// (1.1) `MESSAGE <name> <message>` for each screen that has one, then `END`.
+    public static func messages(_ catalog: Catalog) -> [UInt8] {
+        var text = ""
+        for s in catalog.screens where !s.message.isEmpty {
+            text += "MESSAGE \(s.name) \(singleLine(s.message))\n"
         }
         return Array((text + "END\n").utf8)
     }

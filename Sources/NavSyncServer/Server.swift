@@ -148,9 +148,8 @@ public final class Server {
             reply(session, Wire.state(state(of: session.room)))
         case .mutate(let mutation, let expected):
             mutate(mutation, ifRevision: expected, for: session)
-        case .watch:
-            startWatching(session)
-            reply(session, Wire.state(state(of: session.room)))
+        case .watch(let after):
+            watch(session, after: after)
         case .unwatch:
             stopWatching(session)
             reply(session, Wire.ok(state(of: session.room).revision))
@@ -159,6 +158,8 @@ public final class Server {
             reply(session, Wire.state(state(of: name)))
         case .screens:
             reply(session, Wire.screens(catalog))
+        case .messages:
+            reply(session, Wire.messages(catalog))
         case .stats:
             reply(session, Wire.stats(figures(for: session)))
         case .ping(let text):
@@ -263,6 +264,13 @@ public final class Server {
 
     private func dropIfIdle(_ name: String) {
         if let room = rooms[name], room.isIdle { rooms[name] = nil }
+    }
+
+    /// `WATCH` and (1.1) `WATCH <rev>`: subscribe (or renew the subscription)
+    /// and answer with a snapshot.
+    private func watch(_ session: Session, after revision: UInt64?) {
+        startWatching(session)
+        reply(session, Wire.state(state(of: session.room)))
     }
 
     private func startWatching(_ session: Session) {

@@ -70,8 +70,8 @@ struct Harness {
 }
 
 func state(_ rev: UInt64, _ route: String) -> RoomState {
-    guard case .success(let stack) = Route.decode(route) else { fatalError("bad route in test: \(route)") }
-    return RoomState(stack: stack, revision: rev)
+    guard case .success(let navigation) = Route.decode(route) else { fatalError("bad route in test: \(route)") }
+    return RoomState(navigation, revision: rev)
 }
 
 final class SyncClientTests: XCTestCase {
@@ -114,6 +114,34 @@ final class SyncClientTests: XCTestCase {
         ])
         XCTAssertEqual(h.client.watchers, 3)
         XCTAssertEqual(h.client.snapshot, state(4, "/green"))
+    }
+
+    func test_sheetRoutes_inEventsAndSnapshots_carryTheSheets() {
+        var h = Harness(.stream(room: nil, token: nil))
+        h.goLive(rev: 2, route: "/red#blue:a%20note")
+        XCTAssertEqual(h.client.snapshot?.sheets, [RouteEntry(screen: "blue", data: "a note")])
+        h.receive("EVENT 3 present /red#blue:a%20note#green")
+        XCTAssertEqual(h.takeNotes(), [.event(state(3, "/red#blue:a%20note#green"), op: "present")])
+        h.receive("EVENT 4 dismiss /red#blue:a%20note")
+        XCTAssertEqual(h.client.snapshot, state(4, "/red#blue:a%20note"))
+    }
+
+    func test_catalogLine_asksForScreensAgain_whenTheClientKeepsACatalog() {
+        var h = Harness(.interactive(room: nil, token: nil))
+        h.start()
+        h.connected()
+        h.receive("SCREEN red red green none Red", "END", "STATE 1 /red", "STAT watchers 1", "END")
+        _ = h.takeAll()
+        h.receive("CATALOG")
+        XCTAssertEqual(h.takeSent(), ["SCREENS"])
+        h.receive("SCREEN green green - none Green", "END")
+        XCTAssertEqual(h.takeNotes(), [.catalog([CatalogEntry(name: "green", color: .green, next: nil, data: .none, title: "Green")])])
+        XCTAssertEqual(h.client.link, .live)
+
+        var plain = Harness(.stream(room: nil, token: nil))
+        plain.goLive()
+        plain.receive("CATALOG")
+        XCTAssertEqual(plain.takeAll(), [], "a client without a catalog has nothing to re-read")
     }
 
     func test_events_interleavedWithReplies_goToTheRightPlace() {

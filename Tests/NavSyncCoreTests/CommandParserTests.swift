@@ -62,7 +62,7 @@ final class CommandParserTests: XCTestCase {
     }
 
     func test_parser_watchUnwatchScreensStatsQuitHelp_parse() {
-        XCTAssertEqual(command("WATCH"), .watch)
+        XCTAssertEqual(command("WATCH"), .watch(after: nil))
         XCTAssertEqual(command("UNWATCH"), .unwatch)
         XCTAssertEqual(command("SCREENS"), .screens)
         XCTAssertEqual(command("STATS"), .stats)
@@ -101,7 +101,7 @@ final class CommandParserTests: XCTestCase {
             XCTAssertEqual(command(text), .mutate(.select(entry("red")), ifRevision: nil), text)
         }
         XCTAssertEqual(command("get"), .get)
-        XCTAssertEqual(command("Watch"), .watch)
+        XCTAssertEqual(command("Watch"), .watch(after: nil))
         XCTAssertEqual(command("push blue x"), .mutate(.push(entry("blue", "x")), ifRevision: nil))
         XCTAssertEqual(command("open /green"), .mutate(.open([entry("green")]), ifRevision: nil))
         XCTAssertEqual(command("if 4 pop"), .mutate(.pop, ifRevision: 4))
@@ -214,7 +214,7 @@ final class CommandParserTests: XCTestCase {
         guard case .success(.mutate(.open(let route), nil))? = small.parse(Array("OPEN /red/green/blue".utf8)) else {
             return XCTFail("a route of exactly max depth was refused")
         }
-        XCTAssertEqual(route.count, 3)
+        XCTAssertEqual(route.depth, 3)
         guard case .failure(let error)? = small.parse(Array("OPEN /red/green/blue/red".utf8)) else {
             return XCTFail("a route over max depth was accepted")
         }
@@ -244,9 +244,47 @@ final class CommandParserTests: XCTestCase {
 
     func test_command_allowedBeforeAuth_isAuthPingHelloQuitOnly() {
         let allowed: [Command] = [.auth(token: "t"), .ping(text: ""), .hello(version: nil), .quit]
-        let refused: [Command] = [.get, .mutate(.pop, ifRevision: nil), .watch, .unwatch, .join(room: "x"),
+        let refused: [Command] = [.get, .mutate(.pop, ifRevision: nil), .watch(after: nil), .unwatch, .join(room: "x"),
                                   .screens, .stats, .help]
         for c in allowed { XCTAssertTrue(c.allowedBeforeAuth, "\(c)") }
         for c in refused { XCTAssertFalse(c.allowedBeforeAuth, "\(c)") }
+    }
+
+    // MARK: - 1.1 verbs
+
+    func test_parser_presentAndDismiss_parseLikePushAndPop() {
+        XCTAssertEqual(command("PRESENT blue a note "), .mutate(.present(entry("blue", "a note")), ifRevision: nil))
+        XCTAssertEqual(command("present red"), .mutate(.present(entry("red")), ifRevision: nil))
+        XCTAssertEqual(command("DISMISS"), .mutate(.dismiss, ifRevision: nil))
+        XCTAssertEqual(command("IF 7 PRESENT green"), .mutate(.present(entry("green")), ifRevision: 7))
+        XCTAssertEqual(command("if 7 dismiss"), .mutate(.dismiss, ifRevision: 7))
+    }
+
+    func test_parser_openWithSheets_decodesBoth() {
+        XCTAssertEqual(command("OPEN /red/green#blue:a%23b#red"),
+                       .mutate(.open(Navigation(stack: [entry("red"), entry("green")],
+                                                sheets: [entry("blue", "a#b"), entry("red")])), ifRevision: nil))
+    }
+
+    func test_parser_openDepth_countsSheets() {
+        let small = CommandParser(catalog: .builtIn, maxDepth: 3)
+        guard case .success? = small.parse(Array("OPEN /red/green#blue".utf8)) else {
+            return XCTFail("three entries with a sheet were refused at depth 3")
+        }
+        guard case .failure(let error)? = small.parse(Array("OPEN /red/green#blue#red".utf8)) else {
+            return XCTFail("four entries with sheets were accepted at depth 3")
+        }
+        XCTAssertEqual(error.code, .limit)
+    }
+
+    func test_parser_watchWithRevision_takesAny64BitNumber() {
+        XCTAssertEqual(command("WATCH 0"), .watch(after: 0))
+        XCTAssertEqual(command("watch 41"), .watch(after: 41))
+        XCTAssertEqual(command("WATCH  18446744073709551615 "), .watch(after: UInt64.max))
+        XCTAssertEqual(command("WATCH 007"), .watch(after: 7))
+    }
+
+    func test_parser_messages_parses() {
+        XCTAssertEqual(command("MESSAGES"), .messages)
     }
 }

@@ -67,6 +67,30 @@ final class MalformedLineTests: XCTestCase {
         Row("POP now", .badArgs),
         Row("ROOT please", .badArgs),
 
+        // Sheets and resume (1.1)
+        Row("PRESENT", .badArgs),
+        Row("PRESENT  \t", .badArgs),
+        Row("PRESENT purple", .unknownScreen),
+        Row("PRESENT red data", .badArgs),
+        Row("DISMISS now", .badArgs),
+        Row("IF 3 PRESENT", .badArgs),
+        Row("IF 3 DISMISS x", .badArgs),
+        Row("OPEN /red#", .badRoute),
+        Row("OPEN #red", .badRoute),
+        Row("OPEN /red##x", .badRoute),
+        Row("OPEN /red#blue/green", .badRoute),
+        Row("OPEN /red#purple", .unknownScreen),
+        Row("OPEN /red#red:data", .badArgs),
+        Row("OPEN /red#blue:%2", .badRoute),
+        Row("OPEN /red#" + String(repeating: "#green", count: 1), .badRoute),
+        Row("WATCH -1", .badArgs),
+        Row("WATCH 99999999999999999999999", .badArgs),
+        Row("WATCH 18446744073709551616", .badArgs),
+        Row("WATCH 1 2", .badArgs),
+        Row("WATCH 0x10", .badArgs),
+        Row("WATCH +5", .badArgs),
+        Row("MESSAGES all", .badArgs),
+
         // OPEN
         Row("OPEN", .badArgs),
         Row("OPEN /red /green", .badArgs),
@@ -152,7 +176,7 @@ final class MalformedLineTests: XCTestCase {
         guard case .success(.mutate(.open(let route), nil))? = parser.parse(Array(deepest.utf8)) else {
             return XCTFail("a route of exactly max depth was refused")
         }
-        XCTAssertEqual(route.count, Self.maxDepth)
+        XCTAssertEqual(route.depth, Self.maxDepth)
     }
 
     func test_malformedLines_ifOrder_revisionFormIsCheckedFirst() {

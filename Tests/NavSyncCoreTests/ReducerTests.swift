@@ -24,7 +24,7 @@ final class ReducerTests: XCTestCase {
     private func apply(_ mutation: Mutation, on route: String, revision: UInt64 = 41,
                        catalog: Catalog? = nil, maxDepth: Int = 64,
                        file: StaticString = #filePath, line: UInt = #line) throws(ProtocolError) -> String? {
-        let before = RoomState(stack: stack(route), revision: revision)
+        let before = RoomState(navigation(route), revision: revision)
         guard let after = try Reducer.apply(mutation, to: before, catalog: catalog ?? builtIn, maxDepth: maxDepth) else {
             return nil
         }
@@ -36,7 +36,7 @@ final class ReducerTests: XCTestCase {
     private func refusal(_ mutation: Mutation, on route: String, catalog: Catalog? = nil,
                          maxDepth: Int = 64) -> ErrorCode? {
         do {
-            _ = try Reducer.apply(mutation, to: RoomState(stack: stack(route), revision: 5),
+            _ = try Reducer.apply(mutation, to: RoomState(navigation(route), revision: 5),
                                   catalog: catalog ?? builtIn, maxDepth: maxDepth)
             return nil
         } catch {
@@ -148,16 +148,16 @@ final class ReducerTests: XCTestCase {
     // MARK: - OPEN
 
     func test_reducer_open_replacesStackWithRoute() throws {
-        XCTAssertEqual(try apply(.open(stack("/green/blue:x")), on: "/red"), "/green/blue:x")
+        XCTAssertEqual(try apply(.open(navigation("/green/blue:x")), on: "/red"), "/green/blue:x")
     }
 
     func test_reducer_openOfSameRoute_isNoOp() throws {
-        XCTAssertNil(try apply(.open(stack("/red")), on: "/red"))
-        XCTAssertNil(try apply(.open(stack("/red/blue:x")), on: "/red/blue:x"))
+        XCTAssertNil(try apply(.open(navigation("/red")), on: "/red"))
+        XCTAssertNil(try apply(.open(navigation("/red/blue:x")), on: "/red/blue:x"))
     }
 
     func test_reducer_openDifferingOnlyInData_isChange() throws {
-        XCTAssertEqual(try apply(.open(stack("/red/blue:y")), on: "/red/blue:x"), "/red/blue:y")
+        XCTAssertEqual(try apply(.open(navigation("/red/blue:y")), on: "/red/blue:x"), "/red/blue:y")
     }
 
     // MARK: - Revisions
@@ -167,7 +167,7 @@ final class ReducerTests: XCTestCase {
         let steps: [Mutation] = [
             .select(entry("green")), .push(entry("blue", "hello world")), .pop, .next(data: nil),
             .select(entry("blue")), .root, .push(entry("red")), .push(entry("green")), .root,
-            .open(stack("/green/blue:x")), .open(stack("/green/blue:x")), .pop, .pop,
+            .open(navigation("/green/blue:x")), .open(navigation("/green/blue:x")), .pop, .pop,
         ]
         var changes: UInt64 = 0
         for mutation in steps {
@@ -223,5 +223,63 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(limits.maxDepth, 64)
         XCTAssertEqual(limits.maxRooms, 1024)
         XCTAssertEqual(Limits.authAttemptsBeforeClose, 3)
+    }
+
+    // MARK: - Sheets (1.1)
+
+    func test_reducer_stackVerbs_leaveSheetsAsTheyAre() throws {
+        XCTAssertEqual(try apply(.push(entry("green")), on: "/red#blue:n"), "/red/green#blue:n")
+        XCTAssertEqual(try apply(.pop, on: "/red/green#blue#red"), "/red#blue#red")
+        XCTAssertEqual(try apply(.root, on: "/red/green/blue#green"), "/red#green")
+        XCTAssertEqual(try apply(.next(data: nil), on: "/red#blue"), "/green#blue",
+                       "NEXT moves the stack's top, not the sheet's")
+        XCTAssertEqual(refusal(.pop, on: "/red#blue"), .atRoot, "a sheet is not a stack entry to pop")
+    }
+
+    func test_reducer_stackVerbs_withoutSheets_behaveAsInVersion1() throws {
+        XCTAssertEqual(try apply(.push(entry("green")), on: "/red"), "/red/green")
+        XCTAssertEqual(try apply(.pop, on: "/red/green"), "/red")
+        XCTAssertEqual(try apply(.root, on: "/red/green/blue"), "/red")
+        XCTAssertEqual(try apply(.next(data: nil), on: "/red"), "/green")
+    }
+
+    func test_reducer_select_leavesNoSheet() throws {
+        XCTAssertEqual(try apply(.select(entry("green")), on: "/red#blue#green"), "/green")
+        XCTAssertEqual(try apply(.select(entry("red")), on: "/red#blue"), "/red",
+                       "dropping the sheets alone is a change")
+        XCTAssertNil(try apply(.select(entry("red")), on: "/red"))
+    }
+
+    func test_reducer_open_replacesStackAndSheets() throws {
+        XCTAssertEqual(try apply(.open(navigation("/green#red")), on: "/red#blue"), "/green#red")
+        XCTAssertEqual(try apply(.open(navigation("/red")), on: "/red#blue"), "/red")
+        XCTAssertEqual(try apply(.open(navigation("/red#blue:x")), on: "/red"), "/red#blue:x")
+        XCTAssertNil(try apply(.open(navigation("/red#blue:x")), on: "/red#blue:x"))
+    }
+
+    func test_reducer_present_putsASheetOnTop() throws {
+        XCTAssertEqual(try apply(.present(entry("blue", "a note")), on: "/red"), "/red#blue:a%20note")
+        XCTAssertEqual(try apply(.present(entry("red")), on: "/red/green#blue"), "/red/green#blue#red")
+        XCTAssertEqual(try apply(.present(entry("red")), on: "/red#red"), "/red#red#red",
+                       "the same screen twice is two sheets, a change")
+    }
+
+    func test_reducer_dismiss_removesTheTopSheetOnly() throws {
+        XCTAssertEqual(try apply(.dismiss, on: "/red/green#blue#red"), "/red/green#blue")
+        XCTAssertEqual(try apply(.dismiss, on: "/red#blue"), "/red")
+        XCTAssertEqual(refusal(.dismiss, on: "/red/green"), .noSheet)
+    }
+
+    func test_reducer_depth_countsStackAndSheetsTogether() throws {
+        XCTAssertEqual(refusal(.present(entry("red")), on: "/red/green#blue", maxDepth: 3), .limit)
+        XCTAssertEqual(refusal(.push(entry("red")), on: "/red#green#blue", maxDepth: 3), .limit)
+        XCTAssertEqual(try apply(.present(entry("red")), on: "/red#green", maxDepth: 3), "/red#green#red")
+        XCTAssertEqual(try apply(.dismiss, on: "/red/green#blue", maxDepth: 3), "/red/green",
+                       "removing is allowed at the limit")
+    }
+
+    func test_reducer_presentAndDismiss_opsAreTheirVerbs() {
+        XCTAssertEqual(Mutation.present(entry("red")).op, "present")
+        XCTAssertEqual(Mutation.dismiss.op, "dismiss")
     }
 }

@@ -6,8 +6,10 @@ final class RouteTests: XCTestCase {
         RouteEntry(screen: screen, data: data)
     }
 
+    /// The stack of a route that has no sheets; nil for any other.
     private func decoded(_ text: String) -> [RouteEntry]? {
-        try? Route.decode(text).get()
+        guard let navigation = try? Route.decode(text).get(), navigation.sheets.isEmpty else { return nil }
+        return navigation.stack
     }
 
     private func decodeError(_ text: String) -> RouteError? {
@@ -179,6 +181,53 @@ final class RouteTests: XCTestCase {
         XCTAssertNil(RouteEntry(screen: "blue", data: "").data)
         XCTAssertEqual(RouteEntry(screen: "blue", data: ""), RouteEntry(screen: "blue"))
         XCTAssertEqual(RouteEntry(screen: "blue", data: " ").data, " ", "only empty, not blank, is none")
+    }
+
+    // MARK: - Sheets (1.1)
+
+    func test_route_sheets_encodeAfterTheStack() {
+        XCTAssertEqual(Route.encode([entry("red"), entry("green")], sheets: [entry("blue", "a note"), entry("red")]),
+                       "/red/green#blue:a%20note#red")
+        XCTAssertEqual(Route.encode([entry("red")], sheets: []), "/red", "no sheets: the version-1 form")
+        XCTAssertEqual(Route.encode(Navigation(stack: [entry("red")], sheets: [entry("blue", "#")])), "/red#blue:%23")
+    }
+
+    func test_route_sheets_decodeFromTheContractsExample() {
+        XCTAssertEqual(try Route.decode("/red/green#blue:a%20note#red").get(),
+                       Navigation(stack: [entry("red"), entry("green")], sheets: [entry("blue", "a note"), entry("red")]))
+        XCTAssertEqual(try Route.decode("/red").get(), Navigation(stack: [entry("red")]))
+    }
+
+    func test_route_sheets_roundTrip() {
+        let cases: [Navigation] = [
+            Navigation(stack: [entry("a")], sheets: [entry("b")]),
+            Navigation(stack: [entry("a"), entry("b", "x/y:z#w%")], sheets: [entry("c", "#"), entry("d"), entry("e", " ")]),
+            Navigation(stack: [entry("a", "caf\u{E9}")], sheets: []),
+        ]
+        for navigation in cases {
+            let text = Route.encode(navigation)
+            XCTAssertEqual(try Route.decode(text).get(), navigation, text)
+            XCTAssertEqual(Route.encode(try Route.decode(text).get()), text)
+        }
+    }
+
+    func test_route_escapedHashInData_decodesAsData() {
+        XCTAssertEqual(try Route.decode("/blue:a%23b").get(), [entry("blue", "a#b")])
+        XCTAssertEqual(try Route.decode("/red#blue:%23").get(), Navigation(stack: [entry("red")], sheets: [entry("blue", "#")]))
+    }
+
+    func test_route_malformedSheets_areRefused() {
+        XCTAssertEqual(decodeError("/red#"), .emptySheet)
+        XCTAssertEqual(decodeError("/red##blue"), .emptySheet)
+        XCTAssertEqual(decodeError("/red##x"), .emptySheet)
+        XCTAssertEqual(decodeError("/red#blue#"), .emptySheet)
+        XCTAssertEqual(decodeError("#red"), .missingLeadingSlash)
+        XCTAssertEqual(decodeError("/#red"), .empty)
+        XCTAssertEqual(decodeError("/red#blue/green"), .sheetWithSlash)
+        XCTAssertEqual(decodeError("/red/#blue"), .emptySegment)
+        XCTAssertEqual(decodeError("/red#bl%ue"), .badName("bl%ue"))
+        XCTAssertEqual(decodeError("/red#blue:%2"), .badEscape)
+        XCTAssertEqual(decodeError("/red#:x"), .badName(""))
     }
 }
 

@@ -31,4 +31,14 @@ final class ServerLineTests: XCTestCase {
         XCTAssertNil(CatalogEntry(screenLine: "SCREEN x red - sometimes X"))
         XCTAssertNil(CatalogEntry(screenLine: "STAT x 1"))
     }
+
+    func test_parse_linesOfVersion1_1() {
+        XCTAssertEqual(ServerLine.parse("CONTINUE 41"), .continued(revision: 41))
+        XCTAssertEqual(ServerLine.parse("CATALOG"), .catalogChanged)
+        XCTAssertEqual(ServerLine.parse("MESSAGE red Hello there"), .item("MESSAGE red Hello there"))
+        XCTAssertEqual(ServerLine.parse("EVENT 5 present /red#blue:a"), .event(revision: 5, op: "present", route: "/red#blue:a"))
+        for line in ["CONTINUE", "CONTINUE x", "CONTINUE -1", "CATALOG now"] {
+            guard case .other = ServerLine.parse(line) else { return XCTFail("'\(line)' parsed as \(ServerLine.parse(line))") }
+        }
+    }
 }

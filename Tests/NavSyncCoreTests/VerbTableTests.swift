@@ -14,7 +14,7 @@ final class VerbTableTests: XCTestCase {
     }
 
     func test_mutations_areExactlyTheVerbsIFGuards() {
-        XCTAssertEqual(Verb.mutations, [.select, .push, .pop, .root, .next, .open])
+        XCTAssertEqual(Verb.mutations, [.select, .push, .pop, .root, .next, .open, .present, .dismiss])
         let parser = CommandParser(catalog: .builtIn, maxDepth: 64)
         for verb in Verb.allCases where !verb.row.isMutation {
             guard case .failure(let error)? = parser.parse(Array("IF 0 \(verb.rawValue)".utf8)) else {

@@ -41,7 +41,7 @@ final class WireTests: XCTestCase {
     func test_errorCode_rawValues_matchContract() {
         XCTAssertEqual(ErrorCode.allCases.map(\.rawValue), [
             "unknown-command", "bad-args", "unknown-screen", "bad-route", "at-root", "no-next", "conflict",
-            "line-too-long", "bad-encoding", "auth-required", "auth-failed", "limit", "busy", "internal",
+            "line-too-long", "bad-encoding", "auth-required", "auth-failed", "limit", "no-sheet", "busy", "internal",
         ])
     }
 
@@ -107,5 +107,12 @@ final class WireTests: XCTestCase {
             XCTAssertEqual(bytes.last, UInt8(ascii: "\n"), bytes.text)
             XCTAssertFalse(bytes.contains(UInt8(ascii: "\r")), bytes.text.debugDescription)
         }
+    }
+
+    func test_wire_continueCatalogAndMessages_areTheContractsLines() {
+        XCTAssertEqual(Wire.continued(after: 41).text, "CONTINUE 41\n")
+        XCTAssertEqual(Wire.catalogChanged.text, "CATALOG\n")
+        XCTAssertEqual(Wire.messages(.builtIn).text, Catalog.builtIn.screens.map { "MESSAGE \($0.name) \($0.message)\n" }.joined() + "END\n")
+        XCTAssertEqual(Wire.state(RoomState(navigation("/red#blue:x"), revision: 3)).text, "STATE 3 /red#blue:x\n")
     }
 }

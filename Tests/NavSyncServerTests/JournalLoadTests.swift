@@ -95,9 +95,10 @@ final class JournalLoadTests: XCTestCase {
     }
 
     func test_load_wrongFormatVersionIsRefused() {
-        let error = failure([#"{"navsync":2,"rooms":{}}"#])
+        let error = failure([#"{"navsync":3,"rooms":{}}"#])
         XCTAssertEqual(error?.line, 1)
-        XCTAssertEqual(error?.problem.contains("format version 2"), true, error?.problem ?? "")
+        XCTAssertEqual(error?.problem.contains("format version 3"), true, error?.problem ?? "")
+        XCTAssertEqual(failure([#"{"navsync":0,"rooms":{}}"#])?.line, 1)
         XCTAssertEqual(failure([#"{"rooms":{}}"#])?.line, 1)
         XCTAssertEqual(failure(["hello"])?.line, 1)
     }
@@ -126,5 +127,28 @@ final class JournalLoadTests: XCTestCase {
 
     func test_load_journalErrorDescription() {
         XCTAssertEqual(JournalError(line: 12, problem: "bad").description, "line 12: bad")
+    }
+
+    // MARK: - Sheets (1.1)
+
+    func test_load_versionOneFile_loadsWithNoSheets() throws {
+        let loaded = try load([snapshot, #"{"rev":3,"room":"main","route":"/green"}"#])
+        XCTAssertEqual(loaded.rooms["main"], RoomState(stack: stack("/green"), revision: 3))
+        XCTAssertEqual(loaded.rooms["main"]?.sheets, [])
+    }
+
+    func test_load_versionTwoFile_keepsSheets() throws {
+        let loaded = try load([#"{"navsync":2,"rooms":{"main":{"rev":2,"route":"/red#blue:a%20note"}}}"#,
+                               #"{"rev":3,"room":"main","route":"/red#blue:a%20note#green"}"#])
+        XCTAssertEqual(loaded.rooms["main"], RoomState(navigation("/red#blue:a%20note#green"), revision: 3))
+        XCTAssertEqual(failure([#"{"navsync":2,"rooms":{"main":{"rev":2,"route":"/red#"}}}"#])?.line, 1)
+    }
+
+    func test_snapshot_withSheets_roundTripsAsVersionTwo() throws {
+        let rooms = ["main": RoomState(navigation("/red/green#blue:%23x#red"), revision: 9),
+                     "other": RoomState(stack: stack("/blue"), revision: 1)]
+        let bytes = try JournalFile.snapshot(rooms)
+        XCTAssertTrue(String(decoding: bytes, as: UTF8.self).hasPrefix(#"{"navsync":2,"#))
+        XCTAssertEqual(try JournalFile.load(bytes).rooms, rooms)
     }
 }

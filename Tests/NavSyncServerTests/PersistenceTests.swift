@@ -189,7 +189,7 @@ final class PersistenceTests: XCTestCase {
         XCTAssertEqual(storage.replaces, 2, "compaction should have happened")
         XCTAssertGreaterThan(i, Journal.compactionTailBytes / 60_000)
         XCTAssertEqual(storage.lines.count, 1, "the file is one fresh snapshot")
-        XCTAssertTrue(storage.lines[0].hasPrefix(#"{"navsync":1"#))
+        XCTAssertTrue(storage.lines[0].hasPrefix(#"{"navsync":2"#))
         XCTAssertEqual(try JournalFile.load(storage.bytes!).rooms, hub.server.roomStates)
         XCTAssertEqual(hub.journal!.wantsCompaction, false)
 

@@ -202,8 +202,13 @@ let flowCatalog: Catalog = try! Catalog(initial: "viewA", screens: [
 ])
 
 func stack(_ route: String) -> [RouteEntry] {
+    navigation(route).stack
+}
+
+/// Stack and sheets from a route such as `/red#blue`; the route must be well-formed.
+func navigation(_ route: String) -> Navigation {
     switch Route.decode(route) {
-    case .success(let entries): return entries
+    case .success(let navigation): return navigation
     case .failure(let error): fatalError("test route \(route) does not decode: \(error)")
     }
 }
