@@ -25,6 +25,11 @@ let package = Package(
         .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
         // SHA-1 and base64 for the WebSocket handshake.
         .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
+        // hiredis (libhiredis-dev) and the one wrapper its static libuv adapter needs.
+        .target(
+            name: "CHiredis",
+            linkerSettings: [.linkedLibrary("hiredis"), .linkedLibrary("uv")]
+        ),
 
         .target(name: "NavSyncCore", swiftSettings: strict),
         // GNU-style flag reading for the three binaries; no protocol, no IO.
@@ -33,6 +38,7 @@ let package = Package(
         .target(name: "NavSyncServer", dependencies: ["NavSyncCore"], swiftSettings: strict),
         // The web front door's C parts: wslay framing and the handshake key.
         .target(name: "NavSyncWeb", dependencies: ["CWslay", "CNettle"], swiftSettings: strict),
+        .target(name: "RedisClient", dependencies: ["CHiredis", "UVLoop"], swiftSettings: strict),
         .target(name: "NavSyncClient", dependencies: ["NavSyncCore", "UVLoop", "GNUFlags"], swiftSettings: strict),
 
         .executableTarget(
@@ -56,7 +62,10 @@ let package = Package(
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
         .testTarget(name: "NavSyncWebTests", dependencies: ["NavSyncWeb", "NavSyncCore"]),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["NavSyncCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["NavSyncCore", "RedisServerHarness"]),
+        // Starts a redis-server of the tests' own (used by the tests only).
+        .target(name: "RedisServerHarness", path: "Tests/RedisServerHarness"),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "UVLoop", "RedisServerHarness"]),
         .testTarget(name: "NavSyncClientTests", dependencies: ["NavSyncClient", "NavSyncCore"]),
     ]
 )

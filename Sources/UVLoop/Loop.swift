@@ -72,6 +72,12 @@ public final class EventLoop {
         uv_stop(raw)
     }
 
+    /// The `uv_loop_t` itself, untyped, for the one C library that attaches its
+    /// own handles to this loop: hiredis's libuv adapter (the CHiredis shim).
+    /// Whoever attaches handles this way must close them before `shutdown()`,
+    /// which only knows how to close handles created by this target.
+    public var uvLoopPointer: UnsafeMutableRawPointer { UnsafeMutableRawPointer(raw) }
+
     /// The loop's cached clock in milliseconds, updated at the start of each iteration.
     public var nowMilliseconds: UInt64 {
         uv_now(raw)
