@@ -49,6 +49,15 @@ public enum Command: Sendable, Equatable {
     case quit
     case help
 
+    /// Commands answered from, or changing, a room's state: with a backplane
+    /// they are refused (`unavailable`) while the store cannot be reached.
+    public var needsRoomState: Bool {
+        switch self {
+        case .get, .mutate, .watch, .join: return true
+        default: return false
+        }
+    }
+
     public var verb: Verb {
         switch self {
         case .get: return .get

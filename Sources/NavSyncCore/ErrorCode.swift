@@ -28,6 +28,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case noSheet = "no-sheet"
     /// Too many connections; the daemon closes this one.
     case busy = "busy"
+    /// The store holding the rooms (the backplane's Redis) cannot be reached; nothing changed.
+    case unavailable = "unavailable"
     /// The state file could not be written; nothing changed.
     case `internal` = "internal"
 }

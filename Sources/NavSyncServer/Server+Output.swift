@@ -85,13 +85,7 @@ extension Server {
     /// journal appends durable, then writes each dirty session's output as
     /// one batch.
     public func flush() {
-        if let journal {
-            do {
-                try journal.syncIfNeeded()
-            } catch {
-                log.error("fsync of the state file failed: \(error)")
-            }
-        }
+        store.endOfTurn()
         let batch = dirty
         dirty.removeAll(keepingCapacity: true)
         let maxPending = config.limits.maxPendingBytes
@@ -129,14 +123,14 @@ extension Server {
             }
             if session.endReason != nil {
                 finishEnding(session, graceful: true)
-            } else if session.readingPaused && session.pendingBytes <= config.limits.maxPendingBytes / 2 {
+            } else if session.readingPaused && !session.pausedForStore
+                        && session.pendingBytes <= config.limits.maxPendingBytes / 2 {
                 session.readingPaused = false
                 session.connection.resumeReading()
             }
         }
         for room in roomsWithTurnEvents { room.endTurn() }
         roomsWithTurnEvents.removeAll(keepingCapacity: true)
-        compactJournalIfDue()
     }
 
     /// Ends a session once its queued output has been flushed.

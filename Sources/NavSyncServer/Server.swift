@@ -13,7 +13,8 @@ public final class Server {
     var parser: CommandParser
     let config: ServerConfig
     var limits: Limits { config.limits }
-    let journal: Journal?
+    /// Decides and keeps changes: the journal file, or the backplane.
+    let store: RoomStore
     var log: Logger
     private let secondsSinceStart: () -> UInt64
 
@@ -37,22 +38,33 @@ public final class Server {
     /// counts them, the server reports them.
     public let liveLinks = LiveCount()
 
+    /// A daemon of its own: changes go to the journal file (nil: memory only).
     /// - Parameters:
     ///   - rooms: the rooms loaded from the state file.
     ///   - journal: where changes are made durable; nil keeps state in memory only.
     ///   - secondsSinceStart: a clock for `uptime_s`.
+    public convenience init(config: ServerConfig, catalog: Catalog, rooms loaded: [String: RoomState],
+                            journal: Journal?, log: Logger, secondsSinceStart: @escaping () -> UInt64) {
+        self.init(config: config, catalog: catalog, rooms: loaded, store: JournalStore(journal: journal, log: log),
+                  log: log, secondsSinceStart: secondsSinceStart)
+    }
+
+    /// - Parameters:
+    ///   - rooms: the rooms the store holds at start.
+    ///   - store: decides and keeps changes; the server becomes its delegate.
     public init(config: ServerConfig, catalog: Catalog, rooms loaded: [String: RoomState],
-                journal: Journal?, log: Logger, secondsSinceStart: @escaping () -> UInt64) {
+                store: RoomStore, log: Logger, secondsSinceStart: @escaping () -> UInt64) {
         self.config = config
         self.catalog = catalog
         self.parser = CommandParser(catalog: catalog, maxDepth: config.limits.maxDepth)
-        self.journal = journal
+        self.store = store
         self.log = log
         self.secondsSinceStart = secondsSinceStart
         for (name, state) in loaded {
             rooms[name] = Room(state: state)
         }
         roomsWithState = loaded.count
+        store.delegate = self
     }
 
     // MARK: - Connections
@@ -80,10 +92,21 @@ public final class Server {
     public func receive(_ bytes: some Collection<UInt8>, from session: Session) {
         guard !session.isClosing else { return }
         session.framer.append(bytes)
-        while !session.isClosing, let frame = session.framer.next() {
+        runFrames(session)
+        applyBackpressure(session)
+        if session.waitingForStore { pauseIfHeldBehindStore(session) }
+    }
+
+    /// Runs the session's complete lines until one waits for the store;
+    /// the rest stay in the framer until that one is answered, so replies
+    /// keep the order of the commands.
+    func runFrames(_ session: Session) {
+        let outer = session.isRunningLines
+        session.isRunningLines = true
+        while !session.isClosing && !session.waitingForStore, let frame = session.framer.next() {
             handle(frame, from: session)
         }
-        applyBackpressure(session)
+        session.isRunningLines = outer
     }
 
     /// The peer finished sending. Its last unterminated line still runs.
@@ -91,10 +114,22 @@ public final class Server {
     /// half-closes right after `WATCH`); anyone else is answered and closed.
     public func inputEnded(_ session: Session) {
         guard !session.isClosing else { return }
+        if session.waitingForStore {
+            // Its last lines run once the store has answered.
+            session.inputEndedWhileWaiting = true
+            return
+        }
         if let frame = session.framer.finish() {
+            let outer = session.isRunningLines
+            session.isRunningLines = true
             handle(frame, from: session)
+            session.isRunningLines = outer
         }
         guard !session.isClosing else { return }
+        if session.waitingForStore {
+            session.inputEndedWhileWaiting = true
+            return
+        }
         if session.watching {
             log.debug("\(session.label) half-closed; still watching")
         } else {
@@ -143,11 +178,17 @@ public final class Server {
             reply(session, Wire.error(ProtocolError(.authRequired, "AUTH <token> first")))
             return
         }
+        if command.needsRoomState, let why = store.unavailableReason {
+            // Nothing moves: a refused JOIN stays put, a refused WATCH does not subscribe.
+            reply(session, Wire.error(ProtocolError(.unavailable, why)))
+            return
+        }
         switch command {
         case .get:
             reply(session, Wire.state(state(of: session.room)))
         case .mutate(let mutation, let expected):
-            mutate(mutation, ifRevision: expected, for: session)
+            session.waitingForStore = true
+            store.submit(ChangeRequest(room: session.room, mutation: mutation, ifRevision: expected, session: session))
         case .watch(let after):
             watch(session, after: after)
         case .unwatch:
@@ -174,50 +215,6 @@ public final class Server {
         case .help:
             reply(session, Wire.help())
         }
-    }
-
-    private func mutate(_ mutation: Mutation, ifRevision expected: UInt64?, for session: Session) {
-        let name = session.room
-        let current = state(of: name)
-        if let expected, expected != current.revision {
-            reply(session, Wire.error(ProtocolError(.conflict, "current=\(current.revision)")))
-            return
-        }
-        let changed: RoomState?
-        do {
-            changed = try Reducer.apply(mutation, to: current, catalog: catalog, maxDepth: limits.maxDepth)
-        } catch {
-            reply(session, Wire.error(error))
-            return
-        }
-        guard let changed else {
-            reply(session, Wire.ok(current.revision))
-            return
-        }
-        let isNewRoom = rooms[name]?.state == nil
-        if isNewRoom && roomsWithState >= limits.maxRooms {
-            reply(session, Wire.error(ProtocolError(.limit, "\(limits.maxRooms) rooms already hold state (--max-rooms)")))
-            return
-        }
-        if let journal {
-            do {
-                try journal.record(room: name, state: changed)
-            } catch {
-                log.error("state file write failed, change to room \(name) refused: \(error)")
-                reply(session, Wire.error(ProtocolError(.internal, "could not write the state file; nothing was changed")))
-                // A line whose fsync failed is still in the file: rewrite the
-                // file from the unchanged rooms at once (and retried each turn).
-                compactJournalIfDue()
-                return
-            }
-        }
-        // Rooms come into being here or when watched, never by being read
-        // or joined, so a client cannot fill memory with empty rooms.
-        let room = room(named: name)
-        room.state = changed
-        if isNewRoom { roomsWithState += 1 }
-        reply(session, Wire.ok(changed.revision))
-        broadcast(Wire.event(changed, op: mutation.op), to: room)
     }
 
     private func authenticate(_ session: Session, _ token: String) {
@@ -255,14 +252,14 @@ public final class Server {
     }
 
     @discardableResult
-    private func room(named name: String) -> Room {
+    func room(named name: String) -> Room {
         if let room = rooms[name] { return room }
         let room = Room()
         rooms[name] = room
         return room
     }
 
-    private func dropIfIdle(_ name: String) {
+    func dropIfIdle(_ name: String) {
         if let room = rooms[name], room.isIdle { rooms[name] = nil }
     }
 
@@ -317,7 +314,7 @@ public final class Server {
     /// shared buffer. Watchers are marked dirty on the room's first event
     /// of the turn only, so the cost per watcher does not grow with the
     /// number of events in a turn.
-    private func broadcast(_ event: [UInt8], to room: Room) {
+    func broadcast(_ event: [UInt8], to room: Room) {
         guard !room.watchers.isEmpty else { return }
         if room.turnEvents.isEmpty {
             roomsWithTurnEvents.append(room)
@@ -340,17 +337,6 @@ public final class Server {
         stopWatching(session)
         if sessions.removeValue(forKey: ObjectIdentifier(session)) != nil {
             dropIfIdle(session.room)
-        }
-    }
-
-    func compactJournalIfDue() {
-        guard let journal, journal.wantsCompaction else { return }
-        do {
-            try journal.compact(rooms: roomStates)
-        } catch {
-            // The journal as it stands is still complete and valid; only its
-            // size keeps growing until a later compaction succeeds.
-            log.warn("state file compaction failed, will retry: \(error)")
         }
     }
 
@@ -401,7 +387,7 @@ public final class Server {
             ("live_links", String(liveLinks.value)),
             ("room", session.room),
             ("max_clients", String(limits.maxClients)),
-            ("persistence", journal == nil ? "none" : "journal"),
-        ]
+            ("persistence", store.persistenceName),
+        ] + store.figures
     }
 }

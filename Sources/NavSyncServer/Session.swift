@@ -36,6 +36,16 @@ public final class Session {
     var eventCursor = 0
     var eventTurn: UInt64 = 0
     var inDirtyList = false
+    /// A change of this session is with the store; its later lines wait in
+    /// the framer until the store answers.
+    var waitingForStore = false
+    /// The server is running this session's lines (a store that answers
+    /// at once must not start running them again from inside).
+    var isRunningLines = false
+    /// Its input ended while a change was with the store.
+    var inputEndedWhileWaiting = false
+    /// Reading was paused because lines piled up behind a change in flight.
+    var pausedForStore = false
     /// Set when the session is ending: its outbox is sent, then it is closed.
     var endReason: CloseReason?
     var isEnded = false

@@ -162,7 +162,7 @@ final class Hub {
 
     init(limits: Limits = Limits(), token: String? = nil, catalog: Catalog = .builtIn,
          rooms: [String: RoomState] = [:], persistence: Journal.SyncPolicy? = nil,
-         storage: MemoryStorage? = nil) throws {
+         storage: MemoryStorage? = nil, store: RoomStore? = nil) throws {
         var journal: Journal?
         var usedStorage: MemoryStorage?
         if let persistence {
@@ -175,9 +175,14 @@ final class Hub {
         var capture: ((LogLevel, String) -> Void)?
         let log = Logger(level: .debug) { level, message in capture?(level, message) }
         var clockReader: (() -> UInt64)?
-        server = Server(config: ServerConfig(version: "9.9.9-test", limits: limits, token: token),
-                        catalog: catalog, rooms: rooms, journal: journal, log: log,
-                        secondsSinceStart: { clockReader?() ?? 0 })
+        let config = ServerConfig(version: "9.9.9-test", limits: limits, token: token)
+        if let store {
+            server = Server(config: config, catalog: catalog, rooms: rooms, store: store, log: log,
+                            secondsSinceStart: { clockReader?() ?? 0 })
+        } else {
+            server = Server(config: config, catalog: catalog, rooms: rooms, journal: journal, log: log,
+                            secondsSinceStart: { clockReader?() ?? 0 })
+        }
         capture = { [unowned self] level, message in self.logLines.append((level, message)) }
         clockReader = { [unowned self] in self.clock }
     }

@@ -1,0 +1,114 @@
+import NavSyncCore
+
+/// Where rooms' changes are decided and kept: the journal file of one daemon
+/// (`JournalStore`), or Redis shared by a fleet (the backplane). The hub hands
+/// the store each validated change and replies when the store says how it
+/// ended; it broadcasts when the store reports a change, whoever made it.
+///
+/// All methods must be called on the loop thread.
+public protocol RoomStore: AnyObject {
+    /// Set once by the hub before any other call.
+    var delegate: RoomStoreDelegate? { get set }
+
+    /// Why rooms cannot be read or changed right now (`ERR unavailable`);
+    /// nil while the store is reachable. A store that is always at hand
+    /// returns nil.
+    var unavailableReason: String? { get }
+
+    /// Decides one change. Must call `delegate.changeFinished` exactly once
+    /// for it, before returning or later. An applied change is reported by
+    /// that call alone, never also by `roomChanged`.
+    func submit(_ change: ChangeRequest)
+
+    /// Once per loop turn, before output is written (batched fsync).
+    func endOfTurn()
+
+    /// For `STATS`: `journal`, `none`, `redis`.
+    var persistenceName: String { get }
+
+    /// Extra `STAT` lines of the store.
+    var figures: [(key: String, value: String)] { get }
+}
+
+/// One change, checked as far as the line and the catalog allow.
+public struct ChangeRequest {
+    public let room: String
+    public let mutation: Mutation
+    public let ifRevision: UInt64?
+    /// Who asked; the store hands it back in `changeFinished`.
+    public let session: Session
+}
+
+/// How a change ended.
+public enum ChangeOutcome: Equatable {
+    /// Applied as this new state, one revision past the hub's view: the reply
+    /// is `OK <rev>`, then every watcher gets the event.
+    case applied(RoomState)
+    /// It would leave the room as it is: nothing stored, `OK <current rev>`.
+    case unchanged(revision: UInt64)
+    /// Refused; nothing was changed.
+    case refused(ProtocolError)
+}
+
+/// What a store tells the hub. Implemented by `Server`.
+/// All methods must be called on the loop thread.
+public protocol RoomStoreDelegate: AnyObject {
+    /// The hub's view of a room: its state, nil while never changed.
+    func storedState(of room: String) -> RoomState?
+    /// Rooms holding state, as the hub counts them.
+    var roomsWithStateCount: Int { get }
+    /// The hub's current rules for changes.
+    var changeRules: ChangeRules { get }
+    /// Every room with state, for compaction and tests.
+    var roomStates: [String: RoomState] { get }
+
+    /// The end of one submitted change: replies to its session and, when
+    /// applied, moves the room and broadcasts.
+    func changeFinished(_ change: ChangeRequest, _ outcome: ChangeOutcome)
+    /// A room moved to `state`, one revision past the hub's view, by a change
+    /// not submitted here (another daemon's); every watcher gets the event.
+    func roomChanged(_ room: String, to state: RoomState, op: String)
+    /// A room's state is known again only as a whole (events were lost or
+    /// the store started over): watchers are sent a fresh `STATE`.
+    func roomReplaced(_ room: String, with state: RoomState?)
+    /// The fleet's catalog changed (backplane): checked and adopted.
+    func catalogChanged(to catalog: Catalog)
+}
+
+/// The parts of a change that do not depend on where it is stored:
+/// the `IF` comparison and the reducer against a given state.
+public struct ChangeRules: Sendable {
+    public var catalog: Catalog
+    public var maxDepth: Int
+    public var maxRooms: Int
+
+    public init(catalog: Catalog, maxDepth: Int, maxRooms: Int) {
+        self.catalog = catalog
+        self.maxDepth = maxDepth
+        self.maxRooms = maxRooms
+    }
+
+    /// The state a room reads as before its first change.
+    public var initialState: RoomState { RoomState(stack: catalog.initialStack, revision: 0) }
+
+    /// Judges `mutation` (guarded by `ifRevision`) against `base`, in the
+    /// order PROTOCOL.md gives: conflict, then the reducer's own refusals.
+    /// `.applied` here means "would be applied as"; storing is the store's job.
+    public func evaluate(_ mutation: Mutation, ifRevision: UInt64?, against base: RoomState) -> ChangeOutcome {
+        if let ifRevision, ifRevision != base.revision {
+            return .refused(ProtocolError(.conflict, "current=\(base.revision)"))
+        }
+        do {
+            guard let changed = try Reducer.apply(mutation, to: base, catalog: catalog, maxDepth: maxDepth) else {
+                return .unchanged(revision: base.revision)
+            }
+            return .applied(changed)
+        } catch {
+            return .refused(error)
+        }
+    }
+
+    public var roomLimitError: ProtocolError {
+        ProtocolError(.limit, "\(maxRooms) rooms already hold state (--max-rooms)")
+    }
+}

@@ -1,0 +1,90 @@
+import NavSyncCore
+
+/// The hub's side of the store seam: replies when a change ends, broadcasts
+/// when a room changes, resyncs when a room's history was lost.
+extension Server: RoomStoreDelegate {
+    /// Lines held behind a change in flight past this many bytes pause
+    /// reading from that client until the store answers.
+    static let heldInputBytesBeforePause = 64 * 1024
+
+    public func storedState(of room: String) -> RoomState? { rooms[room]?.state }
+
+    public var roomsWithStateCount: Int { roomsWithState }
+
+    public var changeRules: ChangeRules {
+        ChangeRules(catalog: catalog, maxDepth: limits.maxDepth, maxRooms: limits.maxRooms)
+    }
+
+    public func changeFinished(_ change: ChangeRequest, _ outcome: ChangeOutcome) {
+        let session = change.session
+        switch outcome {
+        case .applied(let state):
+            reply(session, Wire.ok(state.revision))
+            roomChanged(change.room, to: state, op: change.mutation.op)
+        case .unchanged(let revision):
+            reply(session, Wire.ok(revision))
+        case .refused(let error):
+            reply(session, Wire.error(error))
+        }
+        session.waitingForStore = false
+        // A store that answered inside `submit` leaves the rest to the loop already running the lines.
+        guard !session.isRunningLines else { return }
+        continueAfterStore(session)
+    }
+
+    /// Runs the lines that waited behind a change, then what waited behind them.
+    private func continueAfterStore(_ session: Session) {
+        guard !session.isEnded else { return }
+        runFrames(session)
+        if !session.waitingForStore && session.inputEndedWhileWaiting {
+            session.inputEndedWhileWaiting = false
+            inputEnded(session)
+        }
+        pauseIfHeldBehindStore(session)
+    }
+
+    /// Pauses reading while many lines wait behind a change; resumes when
+    /// they have run (unless the output backpressure still holds it).
+    func pauseIfHeldBehindStore(_ session: Session) {
+        guard !session.isClosing else { return }
+        let hold = session.waitingForStore && session.framer.bufferedByteCount > Self.heldInputBytesBeforePause
+        if hold && !session.pausedForStore {
+            session.pausedForStore = true
+            session.connection.pauseReading()
+        } else if !hold && session.pausedForStore {
+            session.pausedForStore = false
+            if !session.readingPaused { session.connection.resumeReading() }
+        }
+    }
+
+    public func roomChanged(_ name: String, to state: RoomState, op: String) {
+        let room = room(named: name)
+        if room.state == nil { roomsWithState += 1 }
+        room.state = state
+        broadcast(Wire.event(state, op: op), to: room)
+    }
+
+    public func roomReplaced(_ name: String, with state: RoomState?) {
+        let room = rooms[name]
+        if room?.state != nil && state == nil { roomsWithState -= 1 }
+        if room?.state == nil && state != nil { roomsWithState += 1 }
+        guard let room = room ?? (state == nil ? nil : self.room(named: name)) else { return }
+        room.state = state
+        // Every watcher is owed a fresh STATE: the events between what it
+        // has and the new state are not known, so none are sent.
+        for watcher in room.watchers where !watcher.isClosing {
+            takeOwedEvents(watcher)
+            watcher.owesResync = true
+            noteResync()
+            markDirty(watcher)
+        }
+        dropIfIdle(name)
+    }
+
+    public func catalogChanged(to catalog: Catalog) {
+        reload(catalog: catalog)
+    }
+
+    /// For `/healthz` and the like: false while the store cannot be reached.
+    public var storeIsAvailable: Bool { store.unavailableReason == nil }
+}
