@@ -1,4 +1,5 @@
 import Foundation
+import RedisServerHarness
 import XCTest
 
 /// Runs `navsync` to completion with a bounded wait.
@@ -99,19 +100,4 @@ final class StreamingProcess: @unchecked Sendable {  // output is guarded by loc
 }
 
 /// A TCP port nothing listens on (bound, then released).
-func closedPort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    _ = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
+func closedPort() -> Int { RedisServerProcess.freeLoopbackPort() }
