@@ -43,9 +43,13 @@ let package = Package(
 
         .executableTarget(
             name: "navsyncd",
-            dependencies: ["NavSyncCore", "NavSyncServer", "UVLoop", "GNUFlags"],
-            swiftSettings: strict
+            dependencies: ["NavSyncCore", "NavSyncServer", "UVLoop", "GNUFlags", "NavSyncWeb"],
+            swiftSettings: strict,
+            plugins: ["EmbedWebPage"]
         ),
+        // Web/index.html becomes a source file of navsyncd at build time.
+        .executableTarget(name: "embed-page"),
+        .plugin(name: "EmbedWebPage", capability: .buildTool(), dependencies: ["embed-page"]),
         .executableTarget(
             name: "navsync",
             dependencies: ["NavSyncCore", "NavSyncClient", "UVLoop", "CNCurses", "GNUFlags"],

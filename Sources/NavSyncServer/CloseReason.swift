@@ -12,6 +12,8 @@ public enum CloseReason: Equatable, Sendable, CustomStringConvertible {
     case authFailed
     /// The daemon is stopping.
     case shutdown
+    /// An HTTP exchange or a WebSocket ended (the reason says how).
+    case web(String)
 
     public var description: String {
         switch self {
@@ -21,6 +23,7 @@ public enum CloseReason: Equatable, Sendable, CustomStringConvertible {
         case .busy: return "over --max-clients"
         case .authFailed: return "too many failed AUTH attempts"
         case .shutdown: return "daemon shutting down"
+        case .web(let how): return how
         }
     }
 }

@@ -19,6 +19,7 @@ extension Server: RoomStoreDelegate {
         let session = change.session
         switch outcome {
         case .applied(let state):
+            changesMade += 1
             reply(session, Wire.ok(state.revision))
             roomChanged(change.room, to: state, op: change.mutation.op)
         case .unchanged(let revision):

@@ -37,6 +37,8 @@ public final class Server {
     /// Transport objects (the daemon's links) still in memory; the daemon
     /// counts them, the server reports them.
     public let liveLinks = LiveCount()
+    /// New revisions made through this daemon (no-ops and refusals are not changes).
+    var changesMade: UInt64 = 0
 
     /// A daemon of its own: changes go to the journal file (nil: memory only).
     /// - Parameters:
@@ -371,6 +373,8 @@ public final class Server {
 
     public var connectionCount: Int { sessions.count }
 
+    var uptimeSeconds: UInt64 { secondsSinceStart() }
+
     private func figures(for session: Session) -> [(key: String, value: String)] {
         [
             ("version", config.version),
@@ -385,6 +389,7 @@ public final class Server {
             ("commands", String(commandsHandled)),
             ("live_sessions", String(liveSessions.value)),
             ("live_links", String(liveLinks.value)),
+            ("changes", String(changesMade)),
             ("room", session.room),
             ("max_clients", String(limits.maxClients)),
             ("persistence", store.persistenceName),

@@ -1,14 +1,19 @@
+import NavSyncCore
 import NavSyncServer
 import UVLoop
 
 /// Joins one libuv stream to its server session: bytes and end-of-stream go
-/// to the server, the server's output goes to the stream.
+/// to the server, the server's output goes to the stream. The first line
+/// decides for good whether the connection speaks the line protocol or
+/// HTTP (then a `WebExchange` takes every byte, and turns a WebSocket's
+/// messages into the session's lines).
 ///
 /// Ownership, so that every object of a connection is freed when it closes:
 /// the daemon's table of links owns the link, the link owns its stream and
-/// its session, and the session's reference back to the link is the one
-/// cycle, broken in `close()`, the single teardown. `close()` closes the
-/// stream, drops the session and the server, and takes the link out of the
+/// its session (and its web exchange, which holds the session too), and the
+/// session's reference back to the link is the one cycle, broken in
+/// `close()`, the single teardown. `close()` closes the stream, drops the
+/// session, the exchange and the server, and takes the link out of the
 /// daemon's table; `liveLinks` counts links not yet freed.
 /// Must be used on the loop thread only.
 final class ClientLink: Connection {
@@ -40,13 +45,19 @@ final class ClientLink: Connection {
     /// The server asked for reading to pause (its backpressure).
     private var serverPausedReading = false
     private let liveCount: LiveCount
+    /// Judges the first line; nil once it has.
+    private var sniffer: ProtocolSniffer? = ProtocolSniffer()
+    /// Set when the first line was an HTTP request line.
+    private var web: WebExchange?
+    private let door: WebFrontDoor
 
-    init(stream: StreamConnection, loop: EventLoop, turns: LoopTurns, liveCount: LiveCount,
+    init(stream: StreamConnection, loop: EventLoop, turns: LoopTurns, liveCount: LiveCount, door: WebFrontDoor,
          onHolding: @escaping (ClientLink) -> Void, onClosed: @escaping (ClientLink) -> Void) {
         self.stream = stream
         self.loop = loop
         self.turns = turns
         self.liveCount = liveCount
+        self.door = door
         self.onHolding = onHolding
         self.onClosed = onClosed
         liveCount.increment()
@@ -64,11 +75,15 @@ final class ClientLink: Connection {
             switch end {
             case .eof:
                 self.peerFinished = true
+                self.endOfFirstLine()
                 server.inputEnded(session)
             case .error(let error): server.transportFailed(session, error.name)
             }
         }
-        stream.onWriteQueueDrained = { server.writeQueueDrained(session) }
+        stream.onWriteQueueDrained = { [unowned self] in
+            server.writeQueueDrained(session)
+            self.web?.writeQueueDrained()
+        }
         if !stream.isClosed { stream.startReading() }
     }
 
@@ -84,7 +99,7 @@ final class ClientLink: Connection {
         }
         let share = min(bytes.count, Self.inputBytesPerTurn - inputThisTurn)
         inputThisTurn += share
-        if share > 0 { server.receive(UnsafeRawBufferPointer(rebasing: bytes[..<share]), from: session) }
+        if share > 0 { deliver(UnsafeRawBufferPointer(rebasing: bytes[..<share]), server, session) }
         guard share < bytes.count, !stream.isClosed else { return }
         let wasHolding = !heldInput.isEmpty
         heldInput.append(contentsOf: bytes[share...])
@@ -105,16 +120,78 @@ final class ClientLink: Connection {
         inputThisTurn = share
         let chunk = heldInput[..<share]
         heldInput.removeFirst(share)
-        server.receive(chunk, from: session)
+        deliver(chunk, server, session)
         if !heldInput.isEmpty && !stream.isClosed { return true }
         heldInput.removeAll()
         if !serverPausedReading { stream.startReading() }
         return false
     }
 
+    /// Passes input on: straight to the server once the connection speaks
+    /// the line protocol (the fast path: two nil checks), to the web
+    /// exchange once it speaks HTTP, and to the sniff until the first line
+    /// has decided.
+    private func deliver(_ bytes: some Collection<UInt8>, _ server: Server, _ session: Session) {
+        if sniffer == nil && web == nil {
+            server.receive(bytes, from: session)
+        } else if let web {
+            web.received(bytes)
+        } else {
+            sniff(bytes, server, session)
+        }
+    }
+
+    private func sniff(_ bytes: some Collection<UInt8>, _ server: Server, _ session: Session) {
+        // A connection refused at accept (busy) reads nothing.
+        guard server.endReason(of: session) == nil, var sniffer else { return }
+        let verdict = sniffer.feed(bytes)
+        self.sniffer = sniffer
+        switch verdict {
+        case .undecided:
+            return
+        case .lineProtocol:
+            let first = sniffer.takeBytes()
+            self.sniffer = nil
+            server.receive(first, from: session)
+        case .http, .requestLineTooLong:
+            // A request line over 8 KiB is refused by the exchange's parser (414).
+            let first = sniffer.takeBytes()
+            self.sniffer = nil
+            let exchange = WebExchange(door: door, server: server, session: session, link: self, loop: loop)
+            web = exchange
+            exchange.received(first)
+        }
+    }
+
+    /// At end of input, a first line still being judged (an unterminated
+    /// `GET`) is the line protocol's: it runs like any last line.
+    private func endOfFirstLine() {
+        guard var sniffer, let server, let session else { return }
+        self.sniffer = nil
+        let first = sniffer.takeBytes()
+        if !first.isEmpty { server.receive(first, from: session) }
+    }
+
+    // MARK: Web exchange
+
+    /// Bytes the web exchange has framed or formatted itself.
+    func sendRaw(_ bytes: [UInt8]) { stream.write([bytes]) }
+
+    func pauseWebReading() { stream.stopReading() }
+
+    func resumeWebReading() {
+        if heldInput.isEmpty && !serverPausedReading && !stream.isClosed { stream.startReading() }
+    }
+
     // MARK: Connection
 
-    func write(_ chunks: [[UInt8]]) { stream.write(chunks) }
+    func write(_ chunks: [[UInt8]]) {
+        if let web {
+            web.send(chunks)
+        } else {
+            stream.write(chunks)
+        }
+    }
 
     var queuedWriteBytes: Int { stream.queuedWriteBytes }
 
@@ -143,6 +220,9 @@ final class ClientLink: Connection {
         stream.onEnd = nil
         stream.onWriteQueueDrained = nil
         stream.close()
+        web?.closed()
+        web = nil
+        sniffer = nil
         heldInput = []
         session = nil
         server = nil
@@ -151,6 +231,7 @@ final class ClientLink: Connection {
 
     func closeAfterSending() {
         guard !stream.isClosed, lingerTimer == nil else { return }
+        if let web, let session { web.closing(because: server?.endReason(of: session)) }
         // Input that arrives from here on is discarded; so is any held.
         heldInput.removeAll()
         let timer = LoopTimer(loop: loop)

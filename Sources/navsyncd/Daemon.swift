@@ -15,6 +15,7 @@ final class Daemon {
     private let server: Server
     private let log: Logger
     private let screensPath: String?
+    private let door: WebFrontDoor
     private var listeners: [StreamListener] = []
     private var links: [ObjectIdentifier: ClientLink] = [:]
     private var signals: [SignalWatcher] = []
@@ -26,8 +27,9 @@ final class Daemon {
     /// without blocking and comes back for them.
     private lazy var wake = LoopTimer(loop: loop)
 
-    init(loop: EventLoop, server: Server, log: Logger, screensPath: String?) {
+    init(loop: EventLoop, server: Server, log: Logger, screensPath: String?, door: WebFrontDoor) {
         self.loop = loop
+        self.door = door
         self.server = server
         self.log = log
         self.screensPath = screensPath
@@ -67,6 +69,10 @@ final class Daemon {
         }
         for listener in listeners {
             StderrLog.always("listening on \(listener.boundAddress)")
+            // Every TCP listener also serves the web client.
+            if !listener.boundAddress.hasPrefix("unix:") {
+                StderrLog.always("web client at http://\(listener.boundAddress)/")
+            }
         }
     }
 
@@ -76,7 +82,7 @@ final class Daemon {
             return
         }
         stream.setNoDelay(true)
-        let link = ClientLink(stream: stream, loop: loop, turns: turns, liveCount: server.liveLinks,
+        let link = ClientLink(stream: stream, loop: loop, turns: turns, liveCount: server.liveLinks, door: door,
                               onHolding: { [unowned self] link in self.holding.append(link) },
                               onClosed: { [unowned self] link in self.links[ObjectIdentifier(link)] = nil })
         links[ObjectIdentifier(link)] = link

@@ -19,12 +19,14 @@ struct DaemonOptions {
     var limits = Limits()
     var syncPolicy: Journal.SyncPolicy = .batch
     var logLevel: LogLevel = .info
+    /// Browser origins allowed to open `/ws` besides the daemon's own page.
+    var allowedOrigins: [String] = []
     var wantsHelp = false
     var wantsVersion = false
 
     static let spec = CommandLineSpec(
         valued: ["listen", "unix", "state", "screens", "token-file", "max-clients", "max-line",
-                 "max-pending", "max-depth", "max-rooms", "fsync", "log-level"],
+                 "max-pending", "max-depth", "max-rooms", "fsync", "log-level", "allow-origin"],
         switches: ["help", "version"],
         shortAliases: ["h": "help"])
 
@@ -33,7 +35,7 @@ struct DaemonOptions {
                         [--screens FILE] [--token-file FILE] [--max-clients N]
                         [--max-line BYTES] [--max-pending BYTES] [--max-depth N]
                         [--max-rooms N] [--fsync always|batch]
-                        [--log-level debug|info|warn|error]
+                        [--allow-origin ORIGIN]... [--log-level debug|info|warn|error]
 
           --listen HOST:PORT   address to serve, repeatable (default 127.0.0.1:7878;
                                [::1]:PORT for IPv6; port 0 picks a free port)
@@ -49,6 +51,9 @@ struct DaemonOptions {
           --max-rooms N        rooms holding state (default 1024)
           --fsync always|batch fsync before each acknowledgement, or once per loop turn
                                after the write (default batch)
+          --allow-origin ORIGIN
+                               a web origin such as https://ops.example whose pages
+                               may open /ws (besides the daemon's own), repeatable
           --log-level LEVEL    debug, info, warn or error (default info)
           -h, --help           this text
           --version            print the version
@@ -108,6 +113,12 @@ struct DaemonOptions {
                 throw CommandLineSpec.UsageError("--log-level is debug, info, warn or error, not '\(text)'")
             }
             options.logLevel = level
+        }
+        for origin in parsed.values("allow-origin") {
+            guard WebAccess.normalizedOrigin(origin) != nil else {
+                throw CommandLineSpec.UsageError("--allow-origin wants SCHEME://HOST[:PORT] such as https://ops.example, not '\(origin)'")
+            }
+            options.allowedOrigins.append(origin)
         }
         return options
     }

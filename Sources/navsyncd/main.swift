@@ -75,7 +75,9 @@ let config = ServerConfig(version: NavSyncVersion.current, limits: options.limit
 let started = loop.nowMilliseconds
 let server = Server(config: config, catalog: catalog, rooms: rooms, journal: journal, log: log,
                     secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 })
-let daemon = Daemon(loop: loop, server: server, log: log, screensPath: options.screensPath)
+let door = WebFrontDoor(access: WebAccess(allowedOrigins: options.allowedOrigins), page: WebPage.bytes,
+                        maxLineBytes: options.limits.maxLineBytes)
+let daemon = Daemon(loop: loop, server: server, log: log, screensPath: options.screensPath, door: door)
 
 do {
     try daemon.listen(options.listen, unixPath: options.unixPath)

@@ -152,6 +152,20 @@ final class LineClient: @unchecked Sendable {
         return lines
     }
 
+    /// Exactly `count` bytes, for HTTP bodies and WebSocket frames.
+    func readBytes(_ count: Int, timeout: TimeInterval = 5) throws -> [UInt8] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while buffer.count - readIndex < count {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0, !isClosedByPeer else {
+                throw Timeout(waitingFor: "\(count) bytes (have \(buffer.count - readIndex))")
+            }
+            fill(timeout: remaining)
+        }
+        defer { readIndex += count }
+        return Array(buffer[readIndex..<(readIndex + count)])
+    }
+
     /// Reads lines until the server closes the connection.
     func readUntilClosed(timeout: TimeInterval = 5) throws -> [String] {
         let deadline = Date().addingTimeInterval(timeout)

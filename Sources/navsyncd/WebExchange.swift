@@ -1,0 +1,244 @@
+import NavSyncCore
+import NavSyncServer
+import NavSyncWeb
+import UVLoop
+
+/// The HTTP side of one connection the sniff judged HTTP: it answers
+/// GET/HEAD requests in order, and after a WebSocket upgrade turns text
+/// messages into lines for the same server session a TCP client has, and
+/// that session's output lines into text messages. Nothing read here ever
+/// reaches the server except a WebSocket message's lines.
+///
+/// Owned by its `ClientLink`, which stays the connection's one owner and
+/// its one teardown (`close`).
+/// Must be used on the loop thread only.
+final class WebExchange {
+    private enum Phase {
+        case http
+        case webSocket(WebSocketFramer)
+        case over
+    }
+
+    /// Responses queued beyond this pause the reading of more requests until
+    /// the client has read them (a pipelining client that never reads must
+    /// not grow the daemon's memory).
+    static let maxQueuedResponseBytes = 256 * 1024
+
+    private let door: WebFrontDoor
+    private let server: Server
+    private let session: Session
+    private unowned let link: ClientLink
+    private var parser = HTTPHeadParser()
+    /// Bytes of the current request's body still to skip.
+    private var bodyLeft = 0
+    private var phase = Phase.http
+    private var headTimer: LoopTimer?
+    private var splitter = WebSocketLines.OutputSplitter()
+    private var waitingForDrain = false
+
+    init(door: WebFrontDoor, server: Server, session: Session, link: ClientLink, loop: EventLoop) {
+        self.door = door
+        self.server = server
+        self.session = session
+        self.link = link
+        headTimer = LoopTimer(loop: loop)
+        armHeadTimer()
+    }
+
+    var isWebSocket: Bool {
+        if case .webSocket = phase { return true }
+        return false
+    }
+
+    /// Bytes read from the connection.
+    func received(_ bytes: some Collection<UInt8>) {
+        switch phase {
+        case .http:
+            parser.append(bytes)
+            serveRequests()
+        case .webSocket(let framer):
+            handle(framer.receive(bytes), from: framer)
+        case .over:
+            break
+        }
+    }
+
+    /// The transport has written everything it held.
+    func writeQueueDrained() {
+        guard waitingForDrain else { return }
+        waitingForDrain = false
+        link.resumeWebReading()
+        serveRequests()
+    }
+
+    // MARK: - HTTP
+
+    private func serveRequests() {
+        while case .http = phase {
+            if bodyLeft > 0 {
+                bodyLeft -= parser.skip(upTo: bodyLeft)
+                if bodyLeft > 0 { return }
+            }
+            if link.queuedWriteBytes > Self.maxQueuedResponseBytes {
+                waitingForDrain = true
+                link.pauseWebReading()
+                return
+            }
+            guard let outcome = parser.next() else { return }
+            switch outcome {
+            case .failure(let error):
+                door.noteRequest()
+                respond(.refusal(error.status, error.reason, closes: true), headOnly: false, why: "HTTP \(error.status): \(error.reason)")
+            case .success(let head):
+                serve(head)
+            }
+        }
+    }
+
+    private func serve(_ head: HTTPRequestHead) {
+        door.noteRequest()
+        bodyLeft = head.contentLength
+        let headOnly = head.method == "HEAD"
+        let closes = !head.wantsKeepAlive
+        let decision = WebDecision.judge(head, access: door.access, tokenRequired: server.requiresToken,
+                                         tokenMatches: { [server] in server.acceptsToken($0) })
+        switch decision {
+        case .refuse(let status, let reason, let close):
+            respond(.refusal(status, reason, closes: close || closes), headOnly: headOnly,
+                    why: "HTTP \(status) for \(head.method) \(head.path.prefix(100)): \(reason)")
+        case .upgrade(let key):
+            upgrade(key: key)
+        case .serve(let endpoint):
+            respond(response(for: endpoint, closes: closes), headOnly: headOnly, why: "HTTP exchange done")
+        }
+    }
+
+    private func response(for endpoint: WebEndpoint, closes: Bool) -> HTTPResponse {
+        switch endpoint {
+        case .page:
+            // The page talks only to the daemon it came from and may not be framed.
+            let policy = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                + "connect-src 'self'; img-src data:; frame-ancestors 'none'"
+            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: door.page,
+                                extraHeaders: [("Content-Security-Policy", policy)], closesConnection: closes)
+        case .health:
+            guard server.storeIsAvailable else {
+                return HTTPResponse(status: 503, body: Array("backplane down".utf8), closesConnection: closes)
+            }
+            return HTTPResponse(status: 200, body: Array("ok".utf8), closesConnection: closes)
+        case .metrics:
+            return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
+                                body: Array(server.metricsText(extra: door.metrics).utf8), closesConnection: closes)
+        case .room(let name):
+            return HTTPResponse(status: 200, contentType: "application/json", body: server.roomJSON(name),
+                                closesConnection: closes)
+        case .webSocket:
+            // The decision sends every /ws request to an upgrade or a refusal.
+            return .refusal(400, "not a valid WebSocket upgrade", closes: true)
+        }
+    }
+
+    private func respond(_ response: HTTPResponse, headOnly: Bool, why: String) {
+        link.sendRaw(response.encoded(date: door.date(), server: door.serverHeader, headOnly: headOnly))
+        if response.closesConnection {
+            end(why)
+        } else {
+            armHeadTimer()
+        }
+    }
+
+    /// The next head must be complete within the timeout; a connection that
+    /// started one and stalled gets 408, an idle one is just closed.
+    private func armHeadTimer() {
+        headTimer?.start(afterMilliseconds: WebFrontDoor.headTimeoutMilliseconds) { [unowned self] in
+            guard case .http = self.phase else { return }
+            if self.parser.bufferedByteCount > 0 || self.bodyLeft > 0 {
+                self.respond(.refusal(408, "request head not complete in time", closes: true), headOnly: false,
+                             why: "HTTP request head timed out")
+            } else {
+                self.end("HTTP connection idle")
+            }
+        }
+    }
+
+    private func end(_ why: String) {
+        phase = .over
+        headTimer?.close()
+        headTimer = nil
+        server.finish(session, because: .web(why))
+    }
+
+    // MARK: - WebSocket
+
+    private func upgrade(key: String) {
+        headTimer?.close()
+        headTimer = nil
+        link.sendRaw(HTTPResponse.switchingProtocols(acceptKey: WebSocketAcceptKey.make(forKey: key),
+                                                     date: door.date(), server: door.serverHeader))
+        let framer = WebSocketFramer(maxMessageBytes: door.maxMessageBytes)
+        phase = .webSocket(framer)
+        door.noteWebSocketOpened()
+        // A body on the upgrade request is skipped; what follows it is frames.
+        _ = parser.skip(upTo: bodyLeft)
+        bodyLeft = 0
+        let early = parser.takeBuffered()
+        if !early.isEmpty { handle(framer.receive(early), from: framer) }
+    }
+
+    private func handle(_ events: [WebSocketFramer.Event], from framer: WebSocketFramer) {
+        for event in events {
+            guard case .text(let message) = event else { continue }
+            server.receive(WebSocketLines.framerInput(forMessage: message), from: session)
+        }
+        let output = framer.takeOutput()
+        if !output.isEmpty { link.sendRaw(output) }
+        if framer.closeSent, case .webSocket = phase {
+            phase = .over
+            door.noteWebSocketClosed()
+            server.finish(session, because: .web("WebSocket closed"))
+        }
+    }
+
+    /// The session's output: one text message per line on a WebSocket;
+    /// dropped on plain HTTP (only the shutdown `BYE` is ever written there,
+    /// and plain HTTP connections are simply closed).
+    func send(_ chunks: [[UInt8]]) {
+        guard case .webSocket(let framer) = phase else { return }
+        for chunk in chunks {
+            for message in splitter.messages(from: chunk) { framer.sendText(message) }
+        }
+        let output = framer.takeOutput()
+        if !output.isEmpty { link.sendRaw(output) }
+    }
+
+    /// The session is ending: a WebSocket gets its close frame with the code
+    /// for the reason (after the lines already sent, such as `BYE`).
+    func closing(because reason: CloseReason?) {
+        guard case .webSocket(let framer) = phase else { return }
+        phase = .over
+        door.noteWebSocketClosed()
+        if !framer.closeSent {
+            framer.close(code: Self.closeCode(for: reason))
+            let output = framer.takeOutput()
+            if !output.isEmpty { link.sendRaw(output) }
+        }
+    }
+
+    /// The connection is gone; stop the timer.
+    func closed() {
+        if case .webSocket = phase { door.noteWebSocketClosed() }
+        phase = .over
+        headTimer?.close()
+        headTimer = nil
+    }
+
+    static func closeCode(for reason: CloseReason?) -> UInt16 {
+        switch reason {
+        case .authFailed?: return 1008
+        case .shutdown?: return 1001
+        case .busy?: return 1013
+        case .transportError?: return 1011
+        default: return 1000
+        }
+    }
+}

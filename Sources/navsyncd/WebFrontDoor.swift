@@ -1,0 +1,65 @@
+import Glibc
+import NavSyncCore
+import NavSyncServer
+
+/// What every HTTP connection of the daemon shares: who may come in, the
+/// page, the `Date` header of the current second, and the front door's own
+/// figures for `/metrics`.
+/// Must be used on the loop thread only.
+final class WebFrontDoor {
+    /// A request head (or the next one on a kept-alive connection) must be
+    /// complete this long after the previous response, or after the sniff
+    /// decided HTTP; then the connection is closed (408 if a head had
+    /// started). Slowloris clients hold a slot for at most this long.
+    static let headTimeoutMilliseconds: UInt64 = 10_000
+    /// The largest WebSocket message taken in: a few thousand pipelined
+    /// commands, or one line of `--max-line`, whichever is more.
+    static func maxMessageBytes(maxLineBytes: Int) -> Int { max(64 * 1024, maxLineBytes + 2) }
+
+    let access: WebAccess
+    let page: [UInt8]
+    let serverHeader = "navsyncd/\(NavSyncVersion.current)"
+    let maxMessageBytes: Int
+
+    private(set) var requestsTotal: UInt64 = 0
+    private(set) var webSocketsOpen = 0
+    private(set) var webSocketsTotal: UInt64 = 0
+    private var dateSecond = -1
+    private var dateText = ""
+
+    init(access: WebAccess, page: [UInt8], maxLineBytes: Int) {
+        self.access = access
+        self.page = page
+        self.maxMessageBytes = Self.maxMessageBytes(maxLineBytes: maxLineBytes)
+    }
+
+    /// The `Date` header's value, formatted once per second.
+    func date() -> String {
+        let now = time(nil)
+        if now != dateSecond {
+            dateSecond = now
+            dateText = HTTPDate.format(secondsSince1970: Int64(now))
+        }
+        return dateText
+    }
+
+    func noteRequest() { requestsTotal += 1 }
+
+    func noteWebSocketOpened() {
+        webSocketsOpen += 1
+        webSocketsTotal += 1
+    }
+
+    func noteWebSocketClosed() { webSocketsOpen -= 1 }
+
+    var metrics: [Server.Metric] {
+        [
+            Server.Metric(name: "navsync_http_requests_total", help: "HTTP requests answered, refusals included.",
+                          type: "counter", value: String(requestsTotal)),
+            Server.Metric(name: "navsync_websockets", help: "Open WebSocket connections.",
+                          type: "gauge", value: String(webSocketsOpen)),
+            Server.Metric(name: "navsync_websockets_total", help: "WebSocket connections opened.",
+                          type: "counter", value: String(webSocketsTotal)),
+        ]
+    }
+}
