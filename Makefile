@@ -44,6 +44,7 @@ test: build
 	NAVSYNC_BIN_DIR=$(CURDIR)/$(BIN) $(SWIFT) test -c release
 	bench/smoke.sh $(BIN)
 	Tests/netcat/run.sh $(BIN)
+	Tests/browser/run.sh $(BIN)
 	Fuzz/run.sh 8
 	SWIFT=$(SWIFT) Tests/sanitizers/run.sh
 

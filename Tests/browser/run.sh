@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The web client in a real headless Chromium. Usage: Tests/browser/run.sh BIN_DIR [SCREENSHOT_DIR]
+# Installs Debian's chromium, chromium-driver and python3-venv when missing,
+# makes a virtual environment with selenium from PyPI under .build/, and runs
+# web_client_test.py under a two-minute bound.
+set -euo pipefail
+bin="${1:-.build/release}"
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+missing=""
+for p in chromium chromium-driver python3-venv; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "browser: installing$missing"
+    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+fi
+venv="$root/.build/browser-venv"
+if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
+    echo "browser: making $venv with selenium"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q selenium
+fi
+exec timeout -k 5 120 "$venv/bin/python" "$here/web_client_test.py" "$bin" "${2:-}"
