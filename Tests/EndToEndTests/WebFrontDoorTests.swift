@@ -230,6 +230,18 @@ final class WebFrontDoorTests: XCTestCase {
         XCTAssertEqual(try daemon.connect().get("/", headers: [("Host", "ops.example")]).status, 200)
     }
 
+    /// Slowloris: a head that never finishes is answered 408 and closed
+    /// after the documented ten seconds, and the slot is free again.
+    func test_stalledRequestHead_timesOutWith408() throws {
+        let daemon = try DaemonProcess(arguments: ["--max-clients", "1"], state: "none")
+        defer { daemon.stop() }
+        let slow = try daemon.connect()
+        slow.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        XCTAssertEqual(try slow.readReply(timeout: 20).status, 408)
+        XCTAssertEqual(try slow.readUntilClosed(), [])
+        XCTAssertTrue(try waitUntil { (try? daemon.connect().request("PING")) == "PONG" }, "the slot is free again")
+    }
+
     func test_webConnections_countTowardsMaxClients() throws {
         let daemon = try DaemonProcess(arguments: ["--max-clients", "2"], state: "none")
         defer { daemon.stop() }
