@@ -15,7 +15,6 @@ import XCTest
 /// memory is reported, not asserted; its leak report at SIGTERM is the check.
 final class ChurnTests: XCTestCase {
     static var cycles: Int { Hardening.sanitized ? 2_000 : 100_000 }
-    static var warmCycles: Int { cycles / 10 }
     static let growthAllowanceKiB = 1024
 
     func test_churn_getAndQuit_everyObjectFreed_memoryFlat() throws {
@@ -79,19 +78,46 @@ final class ChurnTests: XCTestCase {
         }
     }
 
+    /// Browsers and monitoring: plain HTTP requests that close, and
+    /// WebSockets that watch and quit. Fewer cycles: each one is a whole
+    /// HTTP exchange (and a SHA-1 for the handshake).
+    func test_churn_httpAndWebSocket_everyObjectFreed_memoryFlat() throws {
+        let daemon = try Hardening.Daemon(statePath: "none", arguments: ["--log-level", "warn"])
+        defer { daemon.stop() }
+        let upgrade = Array(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
+        // "WATCH\nQUIT" as one masked text frame (mask 1 2 3 4).
+        let message = Array("WATCH\nQUIT".utf8)
+        let frame: [UInt8] = [0x81, 0x80 | UInt8(message.count), 1, 2, 3, 4]
+            + message.enumerated().map { $0.element ^ UInt8($0.offset % 4 + 1) }
+        try churn(daemon, kind: "HTTP GET with Connection: close, and WebSocket WATCH + QUIT", cycles: Self.cycles / 5) { fd, i in
+            if i % 2 == 0 {
+                Hardening.sendAll(fd, Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))
+                let reply = Self.readLines(fd, .max)
+                close(fd)
+                return reply.hasPrefix("HTTP/1.1 200 OK\r\n") && reply.hasSuffix("\r\n\r\nok")
+            }
+            Hardening.sendAll(fd, upgrade + frame)
+            let reply = Self.readLines(fd, .max)
+            close(fd)
+            // The 101, then STATE and BYE as text frames, then the close frame and the end.
+            return reply.hasPrefix("HTTP/1.1 101 ") && reply.contains("STATE 0 /red") && reply.contains("BYE")
+        }
+    }
+
     // MARK: - The loop
 
     /// Runs `cycle` (connect first) `cycles` times, then checks with a
     /// connection of its own that only the expected connections are open and
     /// in memory, and that RSS stayed within the allowance.
     private func churn(_ daemon: Hardening.Daemon, kind: String, expectedConnections: Int = 1,
-                       cycle: (Int32, Int) -> Bool) throws {
+                       cycles: Int = ChurnTests.cycles, cycle: (Int32, Int) -> Bool) throws {
         let checker = expectedConnections == 1 ? nil : try daemon.connect()
         var failures = 0
         var warmKiB = 0
         let started = Date()
-        for i in 0..<Self.cycles {
-            if i == Self.warmCycles {
+        for i in 0..<cycles {
+            if i == cycles / 10 {
                 warmKiB = settledResidentKiB(daemon)
             }
             guard let fd = try? Hardening.connectSocket(port: daemon.port) else {
@@ -113,8 +139,8 @@ final class ChurnTests: XCTestCase {
                       + "live_links \(figures["live_links"] ?? "-")")
         let afterKiB = settledResidentKiB(daemon)
         XCTAssertEqual(failures, 0, "\(kind): every cycle got its expected reply")
-        print("churn, \(kind): \(Self.cycles) cycles in \(String(format: "%.1f", seconds)) s;",
-              "RSS \(warmKiB) KiB after \(Self.warmCycles), \(afterKiB) KiB after \(Self.cycles)")
+        print("churn, \(kind): \(cycles) cycles in \(String(format: "%.1f", seconds)) s;",
+              "RSS \(warmKiB) KiB after \(cycles / 10), \(afterKiB) KiB after \(cycles)")
         if !Hardening.sanitized {
             XCTAssertLessThanOrEqual(afterKiB, warmKiB + Self.growthAllowanceKiB,
                                      "\(kind): RSS grew from \(warmKiB) KiB to \(afterKiB) KiB")

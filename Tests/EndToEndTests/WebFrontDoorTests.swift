@@ -53,7 +53,8 @@ final class WebFrontDoorTests: XCTestCase {
     func test_endpoints_answerAsTheContractSays() throws {
         let daemon = try DaemonProcess(state: "none")
         defer { daemon.stop() }
-        XCTAssertTrue(daemon.log.contains("web client at http://127.0.0.1:\(daemon.port)/"), daemon.log)
+        // Logged right after the `listening on` line the harness waits for.
+        XCTAssertTrue(waitUntil { daemon.log.contains("web client at http://127.0.0.1:\(daemon.port)/\n") }, daemon.log)
         let netcat = try daemon.connect()
         XCTAssertEqual(try netcat.request("SELECT green"), "OK 1")
         XCTAssertEqual(try netcat.request("PUSH blue hi"), "OK 2")
