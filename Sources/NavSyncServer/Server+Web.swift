@@ -85,7 +85,7 @@ extension Server {
         let state = state(of: name)
         let document = RoomDocument(room: name, rev: state.revision, route: state.route,
                                     stack: state.stack.map(RoomDocument.Entry.init),
-                                    sheets: [])
+                                    sheets: state.sheets.map(RoomDocument.Entry.init))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding plain strings and integers cannot fail.

@@ -95,6 +95,10 @@ final class WebFrontDoorTests: XCTestCase {
         let stack = try XCTUnwrap(json["stack"] as? [[String: String]])
         XCTAssertEqual(stack, [["screen": "green"], ["screen": "blue", "data": "hi"]])
         XCTAssertEqual((json["sheets"] as? [Any])?.count, 0)
+        XCTAssertEqual(try netcat.request("PRESENT blue a note"), "OK 3")
+        let withSheet = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(try http.get("/rooms/main").body)) as? [String: Any])
+        XCTAssertEqual(withSheet["route"] as? String, "/green/blue:hi#blue:a%20note")
+        XCTAssertEqual(withSheet["sheets"] as? [[String: String]], [["screen": "blue", "data": "a note"]])
         let untouched = try http.get("/rooms/else")
         XCTAssertTrue(untouched.text.contains("\"rev\":0") && untouched.text.contains("\"route\":\"/red\""), untouched.text)
 

@@ -114,6 +114,7 @@ def main():
         painted_ms = (time.time() - opened) * 1000
         first_paint = driver.execute_script("return window.navsync.firstPaintMs")
         check("page shows the room's screen in its colour", "c-green" in driver.find_element(By.TAG_NAME, "body").get_attribute("class"))
+        wait_for(driver, "the catalog's message (MESSAGES)", lambda d: d.find_element(By.ID, "message").text != "")
         wait_for(driver, "live connection", lambda d: d.find_element(By.ID, "conn").text == "live")
         print("page: open to first paint of the state %.0f ms (navigation start to paint %s ms)" % (painted_ms, first_paint))
 
@@ -148,22 +149,20 @@ def main():
         check("two tabs in sync", True)
 
         # A sheet shows as a modal (protocol 1.1's PRESENT).
-        reply = netcat.request("PRESENT red a note")
-        if reply.startswith("OK"):
-            rev = int(reply.split()[1])
-            wait_for(driver, "the sheet", lambda d: d.find_element(By.ID, "backdrop").is_displayed())
-            check("sheet is a modal in its colour over the screen",
-                  driver.find_element(By.ID, "sheet-title").text == "Red"
-                  and "c-red" in driver.find_element(By.ID, "sheet").get_attribute("class")
-                  and driver.find_element(By.ID, "title").text == "Green")
-            driver.find_element(By.ID, "sheet-dismiss").click()
-            wait_for(driver, "dismissed", lambda d: not d.find_element(By.ID, "backdrop").is_displayed()
-                     and d.find_element(By.ID, "rev").text == str(rev + 1))
-            check("dismiss from the page", True)
-            watcher.line()
-            watcher.line()
-        else:
-            print("skip sheet checks: this daemon answers PRESENT with %r (sheets come with protocol 1.1)" % reply)
+        reply = netcat.request("PRESENT blue a note")
+        check("netcat presents a sheet", reply.startswith("OK "))
+        rev = int(reply.split()[1])
+        wait_for(driver, "the sheet", lambda d: d.find_element(By.ID, "backdrop").is_displayed())
+        check("sheet is a modal in its colour over the screen",
+              driver.find_element(By.ID, "sheet-title").text == "Blue"
+              and driver.find_element(By.ID, "sheet-data").text == "a note"
+              and "c-blue" in driver.find_element(By.ID, "sheet").get_attribute("class")
+              and driver.find_element(By.ID, "title").text == "Green")
+        check("watcher sees the present", watcher.line().startswith("EVENT %d present " % rev))
+        driver.find_element(By.ID, "sheet-dismiss").click()
+        wait_for(driver, "dismissed", lambda d: not d.find_element(By.ID, "backdrop").is_displayed()
+                 and d.find_element(By.ID, "rev").text == str(rev + 1))
+        check("Dismiss in the page reaches the watcher", watcher.line() == "EVENT %d dismiss /green" % (rev + 1))
         current = int(netcat.request("GET").split()[1])
 
         if SHOTS:
