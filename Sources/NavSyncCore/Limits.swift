@@ -23,6 +23,8 @@ public struct Limits: Sendable, Equatable {
     /// The smallest `--max-line` accepted: room for the longest verb plus a
     /// useful argument, so a misconfigured daemon still answers `HELP`.
     public static let smallestMaxLineBytes = 64
+    /// Linux refuses a longer idle time for TCP keepalive (`TCP_KEEPIDLE`).
+    public static let largestKeepaliveSeconds = 32_767
     /// Failed `AUTH` attempts after which the connection is closed.
     public static let authAttemptsBeforeClose = 3
 

@@ -25,8 +25,12 @@ final class Room {
     /// Counts the turns in which this room had events; a cursor is valid only for the turn it was taken in.
     private(set) var turn: UInt64 = 1
 
-    init(state: RoomState? = nil) {
+    /// (1.1) The latest changes as the encoded `EVENT` lines, for `WATCH <rev>`.
+    var history: EventHistory
+
+    init(state: RoomState? = nil, limits: Limits) {
         self.state = state
+        self.history = EventHistory(maxCount: limits.historyCount, maxBytes: limits.historyBytes)
     }
 
     func addWatcher(_ session: Session) {

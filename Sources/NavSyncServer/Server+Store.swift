@@ -62,7 +62,9 @@ extension Server: RoomStoreDelegate {
         let room = room(named: name)
         if room.state == nil { roomsWithState += 1 }
         room.state = state
-        broadcast(Wire.event(state, op: op), to: room)
+        let event = Wire.event(state, op: op)
+        room.history.append(event, revision: state.revision)
+        broadcast(event, to: room)
     }
 
     public func roomReplaced(_ name: String, with state: RoomState?) {
@@ -71,6 +73,7 @@ extension Server: RoomStoreDelegate {
         if room?.state == nil && state != nil { roomsWithState += 1 }
         guard let room = room ?? (state == nil ? nil : self.room(named: name)) else { return }
         room.state = state
+        room.history.removeAll()
         // Every watcher is owed a fresh STATE: the events between what it
         // has and the new state are not known, so none are sent.
         for watcher in room.watchers where !watcher.isClosing {

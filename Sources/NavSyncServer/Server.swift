@@ -63,7 +63,7 @@ public final class Server {
         self.log = log
         self.secondsSinceStart = secondsSinceStart
         for (name, state) in loaded {
-            rooms[name] = Room(state: state)
+            rooms[name] = Room(state: state, limits: config.limits)
         }
         roomsWithState = loaded.count
         store.delegate = self
@@ -256,7 +256,7 @@ public final class Server {
     @discardableResult
     func room(named name: String) -> Room {
         if let room = rooms[name] { return room }
-        let room = Room()
+        let room = Room(limits: limits)
         rooms[name] = room
         return room
     }
@@ -266,10 +266,26 @@ public final class Server {
     }
 
     /// `WATCH` and (1.1) `WATCH <rev>`: subscribe (or renew the subscription)
-    /// and answer with a snapshot.
+    /// and answer with a snapshot, or with `CONTINUE <rev>` and the events
+    /// after `<rev>` when the room's history still holds all of them. The
+    /// replayed events are queued like live ones, so a replay too big for
+    /// `--max-pending` ends in the slow watcher's resync.
     private func watch(_ session: Session, after revision: UInt64?) {
+        let current = state(of: session.room)
         startWatching(session)
-        reply(session, Wire.state(state(of: session.room)))
+        guard let revision,
+              let missed = rooms[session.room]?.history.events(after: revision, current: current.revision)
+                ?? (revision == current.revision ? [] : nil) else {
+            reply(session, Wire.state(current))
+            return
+        }
+        reply(session, Wire.continued(after: revision))
+        var queued = 0
+        for event in missed {
+            guard queueEvent(session, event) else { break }
+            queued += 1
+        }
+        noteEventsReplayed(queued)
     }
 
     private func startWatching(_ session: Session) {
@@ -330,6 +346,8 @@ public final class Server {
     func currentState(of session: Session) -> RoomState { state(of: session.room) }
 
     func noteEventsSkipped(_ count: Int) { eventsOut -= UInt64(count) }
+
+    func noteEventsReplayed(_ count: Int) { eventsOut += UInt64(count) }
 
     func noteResync() { resyncs += 1 }
 

@@ -26,7 +26,8 @@ struct DaemonOptions {
 
     static let spec = CommandLineSpec(
         valued: ["listen", "unix", "state", "screens", "token-file", "max-clients", "max-line",
-                 "max-pending", "max-depth", "max-rooms", "fsync", "log-level", "allow-origin"],
+                 "max-pending", "max-depth", "max-rooms", "fsync", "history", "history-bytes", "keepalive",
+                 "log-level", "allow-origin"],
         switches: ["help", "version"],
         shortAliases: ["h": "help"])
 
@@ -35,6 +36,7 @@ struct DaemonOptions {
                         [--screens FILE] [--token-file FILE] [--max-clients N]
                         [--max-line BYTES] [--max-pending BYTES] [--max-depth N]
                         [--max-rooms N] [--fsync always|batch]
+                        [--history N] [--history-bytes BYTES] [--keepalive SECONDS]
                         [--allow-origin ORIGIN]... [--log-level debug|info|warn|error]
 
           --listen HOST:PORT   address to serve, repeatable (default 127.0.0.1:7878;
@@ -47,10 +49,13 @@ struct DaemonOptions {
           --max-clients N      connections (default 10000)
           --max-line BYTES     bytes per command line, at least 64 (default 4096)
           --max-pending BYTES  unsent bytes per watcher before it is resynced (default 1048576)
-          --max-depth N        entries per stack (default 64)
+          --max-depth N        entries of a stack and its sheets together (default 64)
           --max-rooms N        rooms holding state (default 1024)
           --fsync always|batch fsync before each acknowledgement, or once per loop turn
                                after the write (default batch)
+          --history N          changes each room keeps for WATCH <rev> (default 1024)
+          --history-bytes BYTES  at most this much history per room (default 1048576)
+          --keepalive SECONDS  idle time before TCP keepalive probes; 0 = off (default 60)
           --allow-origin ORIGIN
                                a web origin such as https://ops.example whose pages
                                may open /ws (besides the daemon's own), repeatable
@@ -101,6 +106,21 @@ struct DaemonOptions {
         }
         if let text = parsed.last("max-rooms") {
             options.limits.maxRooms = try CommandLineSpec.positiveInt(text, flag: "max-rooms")
+        }
+        if let text = parsed.last("history") {
+            options.limits.historyCount = try CommandLineSpec.positiveInt(text, flag: "history")
+        }
+        if let text = parsed.last("history-bytes") {
+            options.limits.historyBytes = try CommandLineSpec.positiveInt(text, flag: "history-bytes")
+        }
+        if let text = parsed.last("keepalive") {
+            // The one numeric flag where 0 is valid: it turns keepalive off.
+            let seconds = try CommandLineSpec.positiveInt(text, flag: "keepalive", minimum: 0)
+            guard seconds <= Limits.largestKeepaliveSeconds else {
+                throw CommandLineSpec.UsageError(
+                    "--keepalive is at most \(Limits.largestKeepaliveSeconds) seconds (the kernel's limit), not '\(text)'")
+            }
+            options.limits.keepaliveSeconds = seconds
         }
         if let text = parsed.last("fsync") {
             guard let policy = Journal.SyncPolicy(rawValue: text) else {
