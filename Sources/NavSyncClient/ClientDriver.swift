@@ -8,7 +8,12 @@ import UVLoop
 ///
 /// Single-threaded: create it, use it and let its callbacks run on the loop thread.
 public final class ClientDriver {
-    public let endpoint: Endpoint
+    /// Tried in turn: each connect attempt takes the next one, so a list of
+    /// daemons sharing one backplane is walked on start and on every reconnect.
+    public let endpoints: [Endpoint]
+    /// The address of the current (or the last) connect attempt.
+    public private(set) var endpoint: Endpoint
+    private var nextEndpoint = 0
     public private(set) var client: SyncClient
     /// Called for every note, in order, on the loop thread. It may call `submit` or `stop`.
     public var onNote: ((ClientNote) -> Void)?
@@ -25,9 +30,16 @@ public final class ClientDriver {
     private var queue: [ClientAction] = []
     private var performing = false
 
-    public init(loop: EventLoop, endpoint: Endpoint, options: SyncClientOptions) {
+    public convenience init(loop: EventLoop, endpoint: Endpoint, options: SyncClientOptions) {
+        self.init(loop: loop, endpoints: [endpoint], options: options)
+    }
+
+    /// `endpoints` must not be empty.
+    public init(loop: EventLoop, endpoints: [Endpoint], options: SyncClientOptions) {
+        precondition(!endpoints.isEmpty, "ClientDriver needs at least one endpoint")
         self.loop = loop
-        self.endpoint = endpoint
+        self.endpoints = endpoints
+        self.endpoint = endpoints[0]
         var seed = UInt64(truncatingIfNeeded: getpid())
         seed = seed << 32 ^ loop.nowMilliseconds ^ UInt64(truncatingIfNeeded: time(nil))
         self.client = SyncClient(options: options, seed: seed)
@@ -52,8 +64,18 @@ public final class ClientDriver {
         return id
     }
 
-    /// Closes the connection and the timer for good. Must be called on the loop thread.
-    public func stop() {
+    /// Closes the connection and the timer for good. With `sayingQuit`, a
+    /// connection that is up is told `QUIT` first (best effort: the line is
+    /// handed to the kernel if it takes it, and nobody waits for `BYE`), so
+    /// the daemon frees the slot at once instead of noticing later.
+    /// Must be called on the loop thread.
+    public func stop(sayingQuit: Bool = false) {
+        switch client.link {
+        case .handshaking, .live:
+            if sayingQuit { connection?.write([Array("QUIT\n".utf8)]) }
+        default:
+            break
+        }
         perform(client.stop(now: now))
         timer.close()
     }
@@ -117,6 +139,8 @@ public final class ClientDriver {
 
     private func connect() {
         dropConnection()
+        endpoint = endpoints[nextEndpoint]
+        nextEndpoint = (nextEndpoint + 1) % endpoints.count
         let attempt = generation
         let completion: (Result<StreamConnection, UVError>) -> Void = { [weak self] result in
             guard let self else {

@@ -38,4 +38,17 @@ public enum Endpoint: Equatable, Sendable, CustomStringConvertible {
             throw CommandLineSpec.UsageError("\(source) wants HOST:PORT with a port from 1 to 65535, not '\(text)'")
         }
     }
+
+    /// Reads a comma-separated list of addresses in any of `parse`'s forms
+    /// (`127.0.0.1:7878,127.0.0.1:7879`, `unix:/run/a.sock`), tried in turn.
+    public static func parseList(_ text: String, source: String) throws(CommandLineSpec.UsageError) -> [Endpoint] {
+        let items = text.split(separator: ",", omittingEmptySubsequences: false)
+            .map { String($0.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed()) }
+        guard !items.contains(where: \.isEmpty) else {
+            throw CommandLineSpec.UsageError("\(source) holds an empty address in '\(text)'")
+        }
+        var endpoints: [Endpoint] = []
+        for item in items { endpoints.append(try parse(item, source: source)) }
+        return endpoints
+    }
 }
