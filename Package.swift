@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "navsyncd", targets: ["navsyncd"]),
         .executable(name: "navsync", targets: ["navsync"]),
         .executable(name: "navsync-bench", targets: ["navsync-bench"]),
+        .library(name: "NavSyncKit", targets: ["NavSyncKit"]),
     ],
     targets: [
         .systemLibrary(
@@ -40,6 +41,8 @@ let package = Package(
         .target(name: "NavSyncWeb", dependencies: ["CWslay", "CNettle"], swiftSettings: strict),
         .target(name: "RedisClient", dependencies: ["CHiredis", "UVLoop"], swiftSettings: strict),
         .target(name: "NavSyncClient", dependencies: ["NavSyncCore", "UVLoop", "GNUFlags"], swiftSettings: strict),
+        // The public Swift library: SharedNavigation over NavSyncClient, its loop on a thread of its own.
+        .target(name: "NavSyncKit", dependencies: ["NavSyncClient", "NavSyncCore", "UVLoop"], swiftSettings: strict),
 
         .executableTarget(
             name: "navsyncd",
@@ -66,10 +69,11 @@ let package = Package(
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
         .testTarget(name: "NavSyncWebTests", dependencies: ["NavSyncWeb", "NavSyncCore"]),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["NavSyncCore", "RedisServerHarness"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["NavSyncCore", "RedisServerHarness", "NavSyncKit"]),
         // Starts a redis-server of the tests' own (used by the tests only).
         .target(name: "RedisServerHarness", path: "Tests/RedisServerHarness"),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "UVLoop", "RedisServerHarness"]),
         .testTarget(name: "NavSyncClientTests", dependencies: ["NavSyncClient", "NavSyncCore"]),
+        .testTarget(name: "NavSyncKitTests", dependencies: ["NavSyncKit", "NavSyncClient", "NavSyncCore"]),
     ]
 )

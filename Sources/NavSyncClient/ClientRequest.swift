@@ -1,7 +1,7 @@
 import NavSyncCore
 
 /// A command a user of the client can send, and the shape of its reply.
-public enum ClientRequest: Equatable, Sendable {
+public indirect enum ClientRequest: Equatable, Sendable {
     case get
     case select(screen: String, data: String?)
     case push(screen: String, data: String?)
@@ -9,6 +9,8 @@ public enum ClientRequest: Equatable, Sendable {
     case root
     case next(data: String?)
     case open(route: String)
+    /// `IF <rev> <change>`: the change only while the room is at `revision`.
+    case guarded(revision: UInt64, change: ClientRequest)
     case screens
     case stats
     case ping(String)
@@ -35,6 +37,7 @@ public enum ClientRequest: Equatable, Sendable {
         case .root: return .root
         case .next: return .next
         case .open: return .open
+        case .guarded: return .guarded
         case .screens: return .screens
         case .stats: return .stats
         case .ping: return .ping
@@ -47,6 +50,7 @@ public enum ClientRequest: Equatable, Sendable {
         case .select(let screen, let data), .push(let screen, let data): return verb.line(screen, data)
         case .next(let data): return verb.line(data)
         case .open(let route): return verb.line(route)
+        case .guarded(let revision, let change): return verb.line(String(revision), change.line)
         case .ping(let text): return verb.line(text)
         case .get, .pop, .root, .screens, .stats: return verb.line()
         }
@@ -55,7 +59,7 @@ public enum ClientRequest: Equatable, Sendable {
     public var expectation: Expectation {
         switch self {
         case .get: return .state
-        case .select, .push, .pop, .root, .next, .open: return .ok
+        case .select, .push, .pop, .root, .next, .open, .guarded: return .ok
         case .screens, .stats: return .listing
         case .ping: return .pong
         }
@@ -75,6 +79,9 @@ public enum ClientRequest: Equatable, Sendable {
             if route.contains(where: Self.isBlankOrBreak) { return "a route has no spaces or line breaks (encode them as %20)" }
             return nil
         case .ping(let text): return Self.lineBreakProblem(text)
+        case .guarded(_, let change):
+            guard change.verb.row.isMutation else { return "IF guards a change, not \(change.verb.rawValue)" }
+            return change.problem
         case .get, .pop, .root, .screens, .stats: return nil
         }
     }

@@ -1,0 +1,371 @@
+import NavSyncClient
+import NavSyncCore
+import Observation
+
+/// A room's navigation state, shared through `navsyncd` with every other
+/// client of the room, as an object views observe: seed 000's environment
+/// object, seed 001's coordinator target, seed 002's router.
+///
+/// ```swift
+/// let navigation = SharedNavigation<AppScreen>(room: "demo")
+/// try await navigation.start()
+/// print(navigation.stack.last)            // what is presented
+/// try await navigation.push(.detail(id: "42"))
+/// ```
+///
+/// `stack`, `sheets` and `revision` change on the main actor, only when the
+/// daemon reports a change (an event, or a whole state after a reconnect) —
+/// never ahead of it. A mutation returns once the daemon acknowledged it
+/// *and* the object shows that revision or a later one, so after
+/// `try await navigation.push(x)` the stack already has `x` on top (unless
+/// another client changed it again in between).
+///
+/// The connection runs on a libuv loop in a thread of the library's own, so
+/// the methods may be called from any task; they hop to the main actor. On
+/// Linux, the main actor only runs while the program's main thread serves it:
+/// use an `async` `main` (or call `dispatchMain()`), never a blocking loop.
+@MainActor @Observable
+public final class SharedNavigation<Screen: NavScreen> {
+    /// The navigation stack, bottom first; the last entry is what is shown
+    /// when no sheet is up. Empty until `start()` returns.
+    public private(set) var stack: [Screen] = []
+    /// Screens presented modally over the stack, bottom first; the last one,
+    /// if any, is what the user looks at.
+    public private(set) var sheets: [Screen] = []
+    /// The room's revision as the object shows it: it grows by one per
+    /// change (and may go back after a memory-only daemon restarted).
+    public private(set) var revision: UInt64 = 0
+    /// Where the connection stands.
+    public private(set) var connection: NavConnectionState = .idle
+
+    @ObservationIgnored private let address: String
+    @ObservationIgnored private let room: String
+    @ObservationIgnored private let token: String?
+    @ObservationIgnored private var engine: NavEngine?
+    /// Bumped for every engine, so late events of an earlier one are ignored.
+    @ObservationIgnored private var engineGeneration = 0
+    @ObservationIgnored private var hasState = false
+    @ObservationIgnored private var startWaiters: [CheckedContinuation<Void, Error>] = []
+    @ObservationIgnored private var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    @ObservationIgnored private var lastServerError: ServerError?
+    @ObservationIgnored private var endpointCount = 1
+    @ObservationIgnored private var nextTicket: Ticket = 0
+    /// Mutations sent and not answered yet.
+    @ObservationIgnored private var inFlight: [Ticket: CheckedContinuation<UInt64, Error>] = [:]
+    /// Mutations the daemon acknowledged whose revision the object does not show yet.
+    @ObservationIgnored private var awaitingRevision: [(revision: UInt64, waiter: CheckedContinuation<UInt64, Error>)] = []
+    @ObservationIgnored private var streams = ChangeStreams<Screen>()
+
+    /// Makes an idle object; nothing happens until `start()`.
+    ///
+    /// - Parameters:
+    ///   - connect: the daemon, in the forms `navsync --connect` takes:
+    ///     `HOST:PORT`, `[IPv6]:PORT` or `unix:PATH`, or a comma-separated
+    ///     list of them tried in turn (daemons sharing a backplane), on start
+    ///     and on every reconnect.
+    ///   - room: the room to follow; `main` is the one every connection starts in.
+    ///   - token: sent with `AUTH` first, for a daemon started with `--token-file`.
+    public init(connect: String = "127.0.0.1:7878", room: String = "main", token: String? = nil) {
+        self.address = connect
+        self.room = room
+        self.token = token
+    }
+
+    isolated deinit {
+        engine?.post(.stop)
+        streams.finishAll()
+    }
+
+    // MARK: Life
+
+    /// Connects, watches the room, and returns once the object shows its
+    /// state. Throws `NavSyncError.disconnected` if no address answers (each
+    /// is tried once), `.server(code:message:)` if the daemon refuses
+    /// (`auth-failed`, `busy`, a bad room name), and `.unknownScreen` if the
+    /// room shows a screen `Screen` refuses (the object is then `.failed`).
+    /// None of these is retried; after a successful start, a lost connection
+    /// is retried for ever.
+    ///
+    /// Calling it again while running does nothing; after a failed start it
+    /// tries again; after `stop()` it throws `.notRunning`.
+    public func start() async throws {
+        switch connection {
+        case .connected, .reconnecting:
+            return
+        case .stopped:
+            throw NavSyncError.notRunning
+        case .connecting:
+            try await withCheckedThrowingContinuation { startWaiters.append($0) }
+            return
+        case .idle, .failed:
+            break
+        }
+        let endpoints: [Endpoint]
+        do {
+            endpoints = try Endpoint.parseList(address, source: "connect")
+        } catch {
+            connection = .failed("\(error)")
+            throw NavSyncError.disconnected
+        }
+        endpointCount = endpoints.count
+        hasState = false
+        lastServerError = nil
+        engineGeneration += 1
+        let generation = engineGeneration
+        let engine = NavEngine(endpoints: endpoints, options: .stream(room: room, token: token)) { [weak self] events in
+            self?.receive(events, from: generation)
+        }
+        self.engine = engine
+        connection = .connecting
+        try await withCheckedThrowingContinuation { waiter in
+            startWaiters.append(waiter)
+            engine.launch()
+        }
+    }
+
+    /// Says `QUIT`, closes the connection, stops reconnecting, finishes every
+    /// `changes` stream, and returns once the library's thread has ended.
+    /// Mutations not yet answered throw `.notRunning`; those the daemon
+    /// already acknowledged return their revision. Safe to call more than once.
+    public func stop() async {
+        guard connection != .stopped else { return }
+        connection = .stopped
+        shutDown(startError: .notRunning)
+        guard engine != nil else { return }
+        await withCheckedContinuation { stopWaiters.append($0) }
+    }
+
+    /// Every stream of `changes` reads the changes that come after it was
+    /// made, in revision order: one `NavChange` per revision, or a `.state`
+    /// change after a resync (a reconnect the daemon could not continue, a
+    /// reader that fell more than `ChangeStreams.bufferLimit` (256) changes
+    /// behind). The state `start()` waited for is not in it: read `stack`.
+    /// Every stream finishes on `stop()` (or when the object fails); a
+    /// stream made after that finishes at once.
+    public var changes: AsyncStream<NavChange<Screen>> {
+        let stream = streams.add { [weak self] id in
+            Task { @MainActor in self?.streams.remove(id) }
+        }
+        switch connection {
+        case .stopped, .failed: streams.finishAll()
+        default: break
+        }
+        return stream
+    }
+
+    // MARK: Mutations
+
+    /// The stack becomes just `screen` and no sheet is left (`SELECT`): the
+    /// menu picker of seed 000. Returns the revision of the change.
+    @discardableResult public func select(_ screen: Screen) async throws -> UInt64 { try await send(.select(screen)) }
+
+    /// Pushes `screen` onto the stack (`PUSH`); sheets stay.
+    @discardableResult public func push(_ screen: Screen) async throws -> UInt64 { try await send(.push(screen)) }
+
+    /// Removes the top of the stack (`POP`); `.server(code: "at-root", ...)` on a one-entry stack.
+    @discardableResult public func pop() async throws -> UInt64 { try await send(.pop) }
+
+    /// Cuts the stack back to its bottom entry (`ROOT`).
+    @discardableResult public func root() async throws -> UInt64 { try await send(.root) }
+
+    /// Replaces the top of the stack by its catalog `next` screen, carrying
+    /// `data` (`NEXT`): seed 002's A → B → C. `.server(code: "no-next", ...)`
+    /// where the catalog names none; `bad-args` where the next screen
+    /// requires data and none was given, or refuses it.
+    @discardableResult public func next(data: String? = nil) async throws -> UInt64 { try await send(.next(data: data)) }
+
+    /// Replaces the whole state, a deep link (`OPEN`).
+    @discardableResult public func open(stack: [Screen], sheets: [Screen] = []) async throws -> UInt64 {
+        try await send(.open(stack: stack, sheets: sheets))
+    }
+
+    /// Presents `screen` as a sheet over everything (`PRESENT`).
+    @discardableResult public func present(_ screen: Screen) async throws -> UInt64 { try await send(.present(screen)) }
+
+    /// Removes the topmost sheet (`DISMISS`); `.server(code: "no-sheet", ...)` when none is up.
+    @discardableResult public func dismiss() async throws -> UInt64 { try await send(.dismiss) }
+
+    /// Makes `change` only if the room is still at `revision` (`IF`): the
+    /// way to act on what the user saw without overwriting someone else's
+    /// change. Throws `.server(code: "conflict", message: "current=<rev>")` otherwise.
+    @discardableResult public func ifAt(_ revision: UInt64, _ change: NavMutation<Screen>) async throws -> UInt64 {
+        try await send(change, ifAt: revision)
+    }
+
+    private func send(_ mutation: NavMutation<Screen>, ifAt guardRevision: UInt64? = nil) async throws -> UInt64 {
+        switch connection {
+        case .connected: break
+        case .connecting, .reconnecting: throw NavSyncError.disconnected
+        case .idle, .stopped, .failed: throw NavSyncError.notRunning
+        }
+        var request = try WireMapping.request(mutation)
+        if let guardRevision { request = .guarded(revision: guardRevision, change: request) }
+        guard let engine else { throw NavSyncError.notRunning }
+        let ticket = nextTicket
+        nextTicket += 1
+        return try await withCheckedThrowingContinuation { waiter in
+            inFlight[ticket] = waiter
+            engine.post(.submit(ticket, request))
+        }
+    }
+
+    // MARK: What the loop thread reports
+
+    /// Applies a batch of the engine's events, in order. Internal so that
+    /// the unit tests can drive the object without a daemon.
+    func receive(_ events: [EngineEvent], from generation: Int) {
+        guard generation == engineGeneration else { return }
+        for event in events {
+            switch event {
+            case .link(let link): linkChanged(link)
+            case .snapshot(let state, _): show(state, op: .state)
+            case .event(let state, let op): show(state, op: NavOp(rawValue: op) ?? .state)
+            case .reply(let ticket, let reply): answer(ticket, reply)
+            case .serverError(let error): refused(error)
+            case .finished: engineFinished()
+            }
+        }
+    }
+
+    private var isStarting: Bool { connection == .connecting }
+
+    private func linkChanged(_ link: Link) {
+        switch link {
+        case .idle, .handshaking:
+            break
+        case .connecting:
+            if connection == .connected { connection = .reconnecting }
+        case .live:
+            if hasState, connection == .reconnecting { connection = .connected }
+        case .waiting(_, let failures, let reason):
+            if isStarting {
+                // Each address had its try: the daemon is not there.
+                if failures >= endpointCount { fail(reason: "cannot connect to \(address): \(reason)", error: .disconnected) }
+            } else if connection == .connected {
+                connection = .reconnecting
+            }
+        case .stopped(let reason):
+            switch connection {
+            case .connecting:
+                let error = lastServerError.map { NavSyncError.server(code: $0.code, message: $0.message) }
+                fail(reason: reason, error: error ?? .disconnected)
+            case .connected, .reconnecting:
+                fail(reason: reason, error: .notRunning)
+            case .idle, .failed, .stopped:
+                break
+            }
+        }
+    }
+
+    private func refused(_ error: ServerError) {
+        lastServerError = error
+        // `busy` comes unasked right before the daemon closes: at start, that is a refusal.
+        if isStarting, error.code == ErrorCode.busy.rawValue {
+            fail(reason: error.line, error: .server(code: error.code, message: error.message))
+        }
+    }
+
+    /// Shows a state the daemon reported, then tells the readers and the waiting mutations.
+    private func show(_ state: RoomState, op: NavOp) {
+        guard connection != .stopped, !isFailed else { return }
+        let newStack: [Screen], newSheets: [Screen]
+        switch (WireMapping.screens(state.stack, as: Screen.self),
+                WireMapping.screens(RoomRoute.sheets(of: state), as: Screen.self)) {
+        case (.success(let s), .success(let h)):
+            newStack = s
+            newSheets = h
+        case (.failure(let refusal), _), (_, .failure(let refusal)):
+            fail(reason: refusal.reason, error: .unknownScreen(refusal.entry.screen))
+            return
+        }
+        // Only what differs is written, so an observer hears one change per revision, not one per property.
+        if newStack != stack { stack = newStack }
+        if newSheets != sheets { sheets = newSheets }
+        if state.revision != revision { revision = state.revision }
+        let first = !hasState
+        hasState = true
+        if isStarting || connection == .reconnecting {
+            connection = .connected
+        }
+        if first {
+            let waiters = startWaiters
+            startWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        } else {
+            streams.yield(NavChange(revision: state.revision, op: op, stack: newStack, sheets: newSheets))
+        }
+        releaseAcknowledged(all: op == .state)
+    }
+
+    /// Resumes the mutations whose revision the object now shows. After a
+    /// whole-state snapshot every one is released: the daemon's state now
+    /// includes their change, or (a memory-only daemon that restarted) never will.
+    private func releaseAcknowledged(all: Bool) {
+        guard !awaitingRevision.isEmpty else { return }
+        var still: [(revision: UInt64, waiter: CheckedContinuation<UInt64, Error>)] = []
+        for entry in awaitingRevision {
+            if all || entry.revision <= revision {
+                entry.waiter.resume(returning: entry.revision)
+            } else {
+                still.append(entry)
+            }
+        }
+        awaitingRevision = still
+    }
+
+    private func answer(_ ticket: Ticket, _ reply: Reply) {
+        guard let waiter = inFlight.removeValue(forKey: ticket) else { return }
+        switch reply {
+        case .ok(let acknowledged):
+            if acknowledged <= revision || connection == .stopped || isFailed {
+                waiter.resume(returning: acknowledged)
+            } else {
+                awaitingRevision.append((acknowledged, waiter))
+            }
+        case .error(let error):
+            waiter.resume(throwing: NavSyncError.server(code: error.code, message: error.message))
+        case .invalid(let problem):
+            waiter.resume(throwing: NavSyncError.invalidData(problem))
+        case .lost:
+            waiter.resume(throwing: connection == .stopped || isFailed ? NavSyncError.notRunning : .disconnected)
+        case .unexpected(let line):
+            waiter.resume(throwing: NavSyncError.server(code: "bad-reply", message: line))
+        case .state, .listing, .pong:
+            waiter.resume(throwing: NavSyncError.server(code: "bad-reply", message: "\(reply)"))
+        }
+    }
+
+    private func engineFinished() {
+        engine = nil
+        // Nothing can answer now; a mutation still out would otherwise wait for ever.
+        for waiter in inFlight.values { waiter.resume(throwing: NavSyncError.notRunning) }
+        inFlight.removeAll()
+        let waiters = stopWaiters
+        stopWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private var isFailed: Bool {
+        if case .failed = connection { return true }
+        return false
+    }
+
+    /// Gives up for good: `.failed(reason)`, the engine told to stop, everyone waiting told why.
+    private func fail(reason: String, error: NavSyncError) {
+        guard connection != .stopped, !isFailed else { return }
+        connection = .failed(reason)
+        shutDown(startError: error)
+    }
+
+    /// Ends what waits on this object once it is `.stopped` or `.failed`.
+    private func shutDown(startError: NavSyncError) {
+        let starting = startWaiters
+        startWaiters.removeAll()
+        for waiter in starting { waiter.resume(throwing: startError) }
+        // Acknowledged by the daemon: the change is made, even if this object will not show it.
+        for entry in awaitingRevision { entry.waiter.resume(returning: entry.revision) }
+        awaitingRevision.removeAll()
+        streams.finishAll()
+        engine?.post(.stop)
+    }
+}
