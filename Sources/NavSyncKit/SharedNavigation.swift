@@ -229,6 +229,12 @@ public final class SharedNavigation<Screen: NavScreen> {
 
     private var isStarting: Bool { connection == .connecting }
 
+    /// Puts the object where `start()` puts it while it waits, with no
+    /// engine, so unit tests can feed `receive` the events a daemon would cause.
+    func beginWithoutEngineForTesting() {
+        connection = .connecting
+    }
+
     private func linkChanged(_ link: Link) {
         switch link {
         case .idle, .handshaking:
@@ -315,23 +321,15 @@ public final class SharedNavigation<Screen: NavScreen> {
 
     private func answer(_ ticket: Ticket, _ reply: Reply) {
         guard let waiter = inFlight.removeValue(forKey: ticket) else { return }
-        switch reply {
-        case .ok(let acknowledged):
+        switch ReplyMapping.outcome(of: reply, running: connection != .stopped && !isFailed) {
+        case .success(let acknowledged):
             if acknowledged <= revision || connection == .stopped || isFailed {
                 waiter.resume(returning: acknowledged)
             } else {
                 awaitingRevision.append((acknowledged, waiter))
             }
-        case .error(let error):
-            waiter.resume(throwing: NavSyncError.server(code: error.code, message: error.message))
-        case .invalid(let problem):
-            waiter.resume(throwing: NavSyncError.invalidData(problem))
-        case .lost:
-            waiter.resume(throwing: connection == .stopped || isFailed ? NavSyncError.notRunning : .disconnected)
-        case .unexpected(let line):
-            waiter.resume(throwing: NavSyncError.server(code: "bad-reply", message: line))
-        case .state, .listing, .pong:
-            waiter.resume(throwing: NavSyncError.server(code: "bad-reply", message: "\(reply)"))
+        case .failure(let error):
+            waiter.resume(throwing: error)
         }
     }
 
