@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "navsyncd", targets: ["navsyncd"]),
         .executable(name: "navsync", targets: ["navsync"]),
         .executable(name: "navsync-bench", targets: ["navsync-bench"]),
+        .executable(name: "navsync-abc", targets: ["navsync-abc"]),
         .library(name: "NavSyncKit", targets: ["NavSyncKit"]),
     ],
     targets: [
@@ -58,6 +59,14 @@ let package = Package(
             dependencies: ["NavSyncCore", "NavSyncClient", "UVLoop", "CNCurses", "GNUFlags"],
             path: "Clients/navsync",
             exclude: [],
+            swiftSettings: strict
+        ),
+
+        // Seed 002's A → B → C router over a shared room: the library's example, public API only.
+        .executableTarget(
+            name: "navsync-abc",
+            dependencies: ["NavSyncKit"],
+            path: "Clients/abc-router",
             swiftSettings: strict
         ),
 

@@ -5,7 +5,8 @@
 #
 #   1. swift test --sanitize=address  (scratch .build/asan), with the
 #      libXCTest leak suppression next to this script;
-#   2. swift test --sanitize=thread   (scratch .build/tsan);
+#   2. swift test --sanitize=thread   (scratch .build/tsan), with NavSyncKit's
+#      end-to-end tests against the release daemon;
 #   3. .build/asan/debug/navsyncd, the ASan daemon step 1 built, faces the
 #      kill -9, soak, hostile-client and signal tests, run by the release test
 #      bundle (`swift test -c release` builds it if `make test` has not; only
@@ -20,7 +21,10 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 swift="${SWIFT:-swift}"
-unit='NavSyncCoreTests|NavSyncServerTests|UVLoopTests|NavSyncClientTests|GNUFlagsTests'
+unit='NavSyncCoreTests|NavSyncServerTests|UVLoopTests|NavSyncClientTests|GNUFlagsTests|NavSyncKitTests'
+# NavSyncKit's end-to-end tests run under TSan too: the library is where threads meet (its loop thread,
+# the main actor, the callers' tasks). They start the release daemon `make build` made.
+library='EndToEndTests.SharedNavigation'
 stress='DurabilityTests|HostileClientTests|SoakTests|SignalsAndFilesTests'
 started=$(date +%s)
 
@@ -34,7 +38,8 @@ step() {  # step NAME COMMAND... : runs it, prints its time, stops on failure
 
 step "address, unit tests" env LSAN_OPTIONS="suppressions=$root/Tests/sanitizers/lsan-suppressions.txt" \
     "$swift" test --sanitize=address --scratch-path .build/asan --filter "$unit"
-step "thread, unit tests" "$swift" test --sanitize=thread --scratch-path .build/tsan --filter "$unit"
+step "thread, unit tests and the library against the daemon" env NAVSYNC_BIN_DIR="$root/.build/release" \
+    "$swift" test --sanitize=thread --scratch-path .build/tsan --filter "$unit|$library"
 
 reports="$root/.build/asan/reports"
 rm -rf "$reports" && mkdir -p "$reports"
