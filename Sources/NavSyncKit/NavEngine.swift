@@ -1,7 +1,6 @@
 import Foundation
 import NavSyncClient
 import NavSyncCore
-import Synchronization
 import UVLoop
 
 /// The library's IO: a thread of its own running a libuv loop, with the
@@ -27,8 +26,8 @@ final class NavEngine: Sendable {
 
     private let endpoints: [Endpoint]
     private let options: SyncClientOptions
-    private let control = Mutex(Control())
-    private let outbox = Mutex(EngineOutbox())
+    private let control = Guarded(Control())
+    private let outbox = Guarded(EngineOutbox())
     private let deliver: @MainActor @Sendable ([EngineEvent]) -> Void
 
     /// `deliver` runs on the main actor with each batch of events, in order.

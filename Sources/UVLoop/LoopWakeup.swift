@@ -1,5 +1,4 @@
 import CLibUV
-import Synchronization
 
 /// The one way into a loop from another thread: `wake()` may be called from
 /// any thread, and the loop then runs `body` on its own thread (a
@@ -18,7 +17,7 @@ public final class LoopWakeup: HandleOwner, @unchecked Sendable {
     private let loop: EventLoop
     /// The handle's address (0 once closed): kept as an integer because a
     /// pointer is not `Sendable`, and sharing it with other threads is the point.
-    private let lock = Mutex<UInt>(0)
+    private let lock = Guarded<UInt>(0)
     private var body: (() -> Void)?
 
     /// Must be called on the loop thread. The handle keeps the loop running

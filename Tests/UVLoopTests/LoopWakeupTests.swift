@@ -1,12 +1,11 @@
 import Foundation
-import Synchronization
 import UVLoop
 import XCTest
 
 final class LoopWakeupTests: LoopTestCase {
     /// Items other threads hand to the loop, the way a library posts commands to its loop thread.
     final class Inbox: Sendable {
-        let items = Mutex<[Int]>([])
+        let items = Guarded<[Int]>([])
     }
 
     func test_wake_fromOtherThreads_runsBodyOnLoopThreadAndLosesNothing() {
