@@ -56,10 +56,9 @@ final class WireMappingTests: XCTestCase {
         let cases: [(NavMutation<ABCScreen>, String)] = [
             (.select(.viewA), "SELECT viewA"),
             (.push(.viewB(someData: " from A ")), "PUSH viewB from A"),
-            (.pop, "POP"), (.root, "ROOT"), (.dismiss, "DISMISS"),
+            (.pop, "POP"), (.root, "ROOT"),
             (.next(data: "hi there"), "NEXT hi there"), (.next(data: "  "), "NEXT"),
             (.open(stack: [.viewA, .viewB(someData: "a b")], sheets: [.viewC]), "OPEN /viewA/viewB:a%20b#viewC"),
-            (.present(.viewB(someData: "x")), "PRESENT viewB x"),
         ]
         for (mutation, line) in cases {
             XCTAssertEqual(try WireMapping.request(mutation).line, line)
