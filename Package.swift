@@ -78,11 +78,12 @@ let package = Package(
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
         .testTarget(name: "NavSyncWebTests", dependencies: ["NavSyncWeb", "NavSyncCore"]),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["NavSyncCore", "RedisServerHarness", "NavSyncKit"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["NavSyncCore", "RedisServerHarness", "NavSyncKit", "navsync-abc"]),
         // Starts a redis-server of the tests' own (used by the tests only).
         .target(name: "RedisServerHarness", path: "Tests/RedisServerHarness"),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "UVLoop", "RedisServerHarness"]),
         .testTarget(name: "NavSyncClientTests", dependencies: ["NavSyncClient", "NavSyncCore"]),
-        .testTarget(name: "NavSyncKitTests", dependencies: ["NavSyncKit", "NavSyncClient", "NavSyncCore"]),
+        // The example's own screen enum is the unit tests' typed screen.
+        .testTarget(name: "NavSyncKitTests", dependencies: ["NavSyncKit", "NavSyncClient", "NavSyncCore", "navsync-abc"]),
     ]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import NavSyncKit
+@testable import navsync_abc
 import XCTest
 
 /// NavSyncKit's life against the built daemon: refused starts, a daemon

@@ -1,6 +1,7 @@
 import NavSyncClient
 import NavSyncCore
 @testable import NavSyncKit
+@testable import navsync_abc
 import XCTest
 
 final class WireMappingTests: XCTestCase {
