@@ -9,6 +9,8 @@ public indirect enum ClientRequest: Equatable, Sendable {
     case root
     case next(data: String?)
     case open(route: String)
+    case present(screen: String, data: String?)
+    case dismiss
     /// `IF <rev> <change>`: the change only while the room is at `revision`.
     case guarded(revision: UInt64, change: ClientRequest)
     case screens
@@ -37,6 +39,8 @@ public indirect enum ClientRequest: Equatable, Sendable {
         case .root: return .root
         case .next: return .next
         case .open: return .open
+        case .present: return .present
+        case .dismiss: return .dismiss
         case .guarded: return .guarded
         case .screens: return .screens
         case .stats: return .stats
@@ -47,19 +51,20 @@ public indirect enum ClientRequest: Equatable, Sendable {
     /// The protocol line, without its `\n`, written by the protocol table.
     public var line: String {
         switch self {
-        case .select(let screen, let data), .push(let screen, let data): return verb.line(screen, data)
+        case .select(let screen, let data), .push(let screen, let data), .present(let screen, let data):
+            return verb.line(screen, data)
         case .next(let data): return verb.line(data)
         case .open(let route): return verb.line(route)
         case .guarded(let revision, let change): return verb.line(String(revision), change.line)
         case .ping(let text): return verb.line(text)
-        case .get, .pop, .root, .screens, .stats: return verb.line()
+        case .get, .pop, .root, .dismiss, .screens, .stats: return verb.line()
         }
     }
 
     public var expectation: Expectation {
         switch self {
         case .get: return .state
-        case .select, .push, .pop, .root, .next, .open, .guarded: return .ok
+        case .select, .push, .pop, .root, .next, .open, .present, .dismiss, .guarded: return .ok
         case .screens, .stats: return .listing
         case .ping: return .pong
         }
@@ -69,7 +74,7 @@ public indirect enum ClientRequest: Equatable, Sendable {
     /// A line break inside an argument would end the line early and smuggle in a second command.
     public var problem: String? {
         switch self {
-        case .select(let screen, let data), .push(let screen, let data):
+        case .select(let screen, let data), .push(let screen, let data), .present(let screen, let data):
             if screen.isEmpty { return "a screen name is needed" }
             if screen.contains(where: Self.isBlankOrBreak) { return "a screen name has no spaces or line breaks" }
             return Self.lineBreakProblem(data)
@@ -82,7 +87,7 @@ public indirect enum ClientRequest: Equatable, Sendable {
         case .guarded(_, let change):
             guard change.verb.row.isMutation else { return "IF guards a change, not \(change.verb.rawValue)" }
             return change.problem
-        case .get, .pop, .root, .screens, .stats: return nil
+        case .get, .pop, .root, .dismiss, .screens, .stats: return nil
         }
     }
 

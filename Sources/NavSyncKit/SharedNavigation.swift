@@ -276,7 +276,7 @@ public final class SharedNavigation<Screen: NavScreen> {
         guard connection != .stopped, !isFailed else { return }
         let newStack: [Screen], newSheets: [Screen]
         switch (WireMapping.screens(state.stack, as: Screen.self),
-                WireMapping.screens(RoomRoute.sheets(of: state), as: Screen.self)) {
+                WireMapping.screens(state.sheets, as: Screen.self)) {
         case (.success(let s), .success(let h)):
             newStack = s
             newSheets = h

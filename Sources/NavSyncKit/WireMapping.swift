@@ -46,10 +46,6 @@ enum WireMapping {
         return normalized
     }
 
-    /// PRESENT and DISMISS are protocol 1.1, which this build's protocol table
-    /// does not carry yet; nothing is sent rather than a line the table does not know.
-    static let sheetsNotYet = "sheets (PRESENT, DISMISS) need protocol 1.1, which this build does not speak yet"
-
     /// The request for a mutation, or `invalidData` when it cannot be one line.
     static func request<Screen: NavScreen>(_ mutation: NavMutation<Screen>) throws(NavSyncError) -> ClientRequest {
         switch mutation {
@@ -60,10 +56,9 @@ enum WireMapping {
             let entry = try entry(screen)
             return .push(screen: entry.screen, data: entry.data)
         case .present(let screen):
-            _ = try entry(screen)
-            throw .invalidData(Self.sheetsNotYet)
-        case .dismiss:
-            throw .invalidData(Self.sheetsNotYet)
+            let entry = try entry(screen)
+            return .present(screen: entry.screen, data: entry.data)
+        case .dismiss: return .dismiss
         case .pop: return .pop
         case .root: return .root
         case .next(let text): return .next(data: try data(text))
@@ -73,7 +68,7 @@ enum WireMapping {
             for screen in stack { stackEntries.append(try entry(screen)) }
             var sheetEntries: [RouteEntry] = []
             for screen in sheets { sheetEntries.append(try entry(screen)) }
-            return .open(route: RoomRoute.encode(stack: stackEntries, sheets: sheetEntries))
+            return .open(route: Route.encode(stackEntries, sheets: sheetEntries))
         }
     }
 }

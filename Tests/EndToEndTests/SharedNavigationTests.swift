@@ -58,13 +58,37 @@ final class SharedNavigationTests: XCTestCase {
         let revision = try await first.ifAt(first.revision, .push(NavEntry("green"))); expected += 1
         XCTAssertEqual(revision, 9)
         try await agree("ifAt push")
-        XCTAssertEqual(try writer.request("SELECT red"), "OK 10"); expected += 1
+        try await second.present(NavEntry("red")); expected += 1
+        XCTAssertEqual(second.sheets, [NavEntry("red")])
+        try await agree("present")
+        XCTAssertEqual(try writer.request("PRESENT blue a note"), "OK 11"); expected += 1
+        try await agree("netcat present")
+        XCTAssertEqual(first.sheets, [NavEntry("red"), NavEntry("blue", data: "a note")])
+        try await first.push(NavEntry("red")); expected += 1
+        XCTAssertEqual(first.sheets.count, 2, "push changes the stack under the sheets")
+        try await agree("push under sheets")
+        try await first.dismiss(); expected += 1
+        try await agree("dismiss")
+        try await second.open(stack: [NavEntry("green")], sheets: [NavEntry("blue", data: "#1 of 2"), NavEntry("red")]); expected += 1
+        try await agree("open with sheets")
+        XCTAssertEqual(try writer.request("DISMISS"), "OK 15"); expected += 1
+        try await agree("netcat dismiss")
+        XCTAssertEqual(try writer.request("SELECT red"), "OK 16"); expected += 1
+        XCTAssertEqual(first.sheets, [NavEntry("blue", data: "#1 of 2")], "the writer's select is not shown before its event")
         try await agree("netcat select")
+        XCTAssertEqual(first.sheets, [], "select leaves no sheet")
 
         await eventually("every change in the second object's stream") { log.changes.count == expected }
         XCTAssertEqual(log.revisions, Array(1...UInt64(expected)))
-        XCTAssertEqual(log.changes.map(\.op), [.select, .push, .push, .pop, .root, .next, .open, .next, .push, .select])
+        XCTAssertEqual(log.changes.map(\.op), [.select, .push, .push, .pop, .root, .next, .open, .next, .push,
+                                               .present, .present, .push, .dismiss, .open, .dismiss, .select])
         XCTAssertEqual(log.changes.last?.stack, [NavEntry("red")])
+        do {
+            try await first.dismiss()
+            XCTFail("dismiss with no sheet")
+        } catch {
+            XCTAssertEqual(error as? NavSyncError, .server(code: "no-sheet", message: "no sheet is presented"))
+        }
 
         await first.stop()
         await second.stop()

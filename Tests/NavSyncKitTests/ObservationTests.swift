@@ -9,7 +9,7 @@ import XCTest
 @MainActor
 final class ObservationTests: XCTestCase {
     private func state(_ route: String, _ revision: UInt64) -> RoomState {
-        RoomState(stack: try! Route.decode(route).get(), revision: revision)
+        RoomState(try! Route.decode(route).get(), revision: revision)
     }
 
     /// Arms one observation of everything a view reads; returns a counter of how often it fired.
@@ -35,7 +35,8 @@ final class ObservationTests: XCTestCase {
         XCTAssertEqual(navigation.connection, .connected)
         XCTAssertEqual(navigation.stack, [.viewA])
 
-        let routes = ["/viewB:one", "/viewB:one/viewC", "/viewB:one", "/viewC", "/viewA"]
+        let routes = ["/viewB:one", "/viewB:one/viewC", "/viewB:one/viewC#viewA", "/viewB:one#viewA#viewB:two",
+                      "/viewB:one", "/viewC", "/viewA"]
         for (offset, route) in routes.enumerated() {
             let fired = Counter()
             observe(navigation, into: fired)

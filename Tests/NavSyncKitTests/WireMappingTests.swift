@@ -6,14 +6,14 @@ import XCTest
 
 final class WireMappingTests: XCTestCase {
     func test_screens_routeEntriesBecomeTypedScreens() throws {
-        let entries = try Route.decode("/viewA/viewB:some%20Data%20from%20A/viewC").get()
+        let entries = try Route.decode("/viewA/viewB:some%20Data%20from%20A/viewC").get().stack
         let screens = try WireMapping.screens(entries, as: ABCScreen.self).get()
         XCTAssertEqual(screens, [.viewA, .viewB(someData: "some Data from A"), .viewC])
     }
 
     func test_screens_refusedEntry_namesItAndGuessesNothing() {
         for (route, refused) in [("/viewA/red", "red"), ("/viewB", "viewB"), ("/viewA/viewC:extra", "viewC")] {
-            let entries = try! Route.decode(route).get()
+            let entries = try! Route.decode(route).get().stack
             switch WireMapping.screens(entries, as: ABCScreen.self) {
             case .success(let screens): XCTFail("\(route) became \(screens)")
             case .failure(let refusal):
@@ -57,7 +57,8 @@ final class WireMappingTests: XCTestCase {
         let cases: [(NavMutation<ABCScreen>, String)] = [
             (.select(.viewA), "SELECT viewA"),
             (.push(.viewB(someData: " from A ")), "PUSH viewB from A"),
-            (.pop, "POP"), (.root, "ROOT"),
+            (.pop, "POP"), (.root, "ROOT"), (.dismiss, "DISMISS"),
+            (.present(.viewB(someData: "x")), "PRESENT viewB x"),
             (.next(data: "hi there"), "NEXT hi there"), (.next(data: "  "), "NEXT"),
             (.open(stack: [.viewA, .viewB(someData: "a b")], sheets: [.viewC]), "OPEN /viewA/viewB:a%20b#viewC"),
         ]
