@@ -70,6 +70,9 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // What NavSyncKit costs: SELECT → observable latency, memory and threads per object (bench/kit.sh).
+        .executableTarget(name: "navsync-kit-bench", dependencies: ["NavSyncKit"], swiftSettings: strict),
+
         // Fan-out benchmark against navsyncd and peers (Redis, NATS), on the same loop.
         .executableTarget(name: "navsync-bench", dependencies: ["UVLoop", "GNUFlags"], swiftSettings: strict),
 

@@ -1,0 +1,158 @@
+import Foundation
+import XCTest
+
+/// NavSyncKit as an outside package sees it: a throwaway package in a temp
+/// directory depends on this one by path, holds every ` ```swift ` snippet
+/// of docs/LIBRARY.md and the example program's sources, and uses nothing
+/// but public names. It is built with `swift build` (scratch path kept under
+/// .build/consumer, so only the first run compiles the library) and its
+/// program runs the snippets against real daemons.
+final class LibraryConsumerTests: XCTestCase {
+    func test_outsidePackage_buildsTheDocsSnippetsAndTheExample_andRunsThem() throws {
+        let root = Binaries.packageRoot
+        let package = try TemporaryDirectory()
+        defer { package.remove() }
+        let fileManager = FileManager.default
+
+        let manifest = """
+            // swift-tools-version:6.2
+            import PackageDescription
+
+            let package = Package(
+                name: "LibraryConsumer",
+                dependencies: [.package(name: "navsync", path: "\(root)")],
+                targets: [
+                    .executableTarget(name: "Snippets", dependencies: [.product(name: "NavSyncKit", package: "navsync")]),
+                    .executableTarget(name: "ABCRouter", dependencies: [.product(name: "NavSyncKit", package: "navsync")]),
+                ]
+            )
+            """
+        try package.write("Package.swift", manifest)
+
+        // Every swift block of the guide becomes a file of its own.
+        let guide = try String(contentsOfFile: root + "/docs/LIBRARY.md", encoding: .utf8)
+        let snippets = Self.swiftBlocks(in: guide)
+        XCTAssertGreaterThanOrEqual(snippets.count, 5, "the guide's snippets were found")
+        try fileManager.createDirectory(atPath: package.file("Sources/Snippets"), withIntermediateDirectories: true)
+        for (index, snippet) in snippets.enumerated() {
+            try package.write("Sources/Snippets/Snippet\(index).swift", snippet)
+        }
+        try package.write("Sources/Snippets/main.swift", Self.snippetRunner)
+
+        // The example program, as is.
+        try fileManager.createDirectory(atPath: package.file("Sources/ABCRouter"), withIntermediateDirectories: true)
+        for name in try fileManager.contentsOfDirectory(atPath: root + "/Clients/abc-router") where name.hasSuffix(".swift") {
+            try fileManager.copyItem(atPath: root + "/Clients/abc-router/" + name, toPath: package.file("Sources/ABCRouter/" + name))
+        }
+
+        let scratch = root + "/.build/consumer"
+        let build = try runProcess("/usr/bin/env", ["swift", "build", "--package-path", package.path, "--scratch-path", scratch],
+                                   environment: ProcessInfo.processInfo.environment, timeout: 900)
+        XCTAssertEqual(build.status, 0, "the outside package did not build:\n\(build.stdout)\n\(build.stderr)")
+        guard build.status == 0 else { return }
+
+        let colors = try DaemonProcess(state: "none")
+        defer { colors.stop() }
+        let abc = try DaemonProcess(arguments: ["--screens", root + "/Clients/netcat/abc-screens.json"], state: "none")
+        defer { abc.stop() }
+        let run = try runProcess(scratch + "/debug/Snippets", ["127.0.0.1:\(colors.port)", "127.0.0.1:\(abc.port)"], timeout: 60)
+        XCTAssertEqual(run.status, 0, "\(run.stdout)\n\(run.stderr)")
+        XCTAssertEqual(run.stdout.split(separator: "\n").map(String.init), [
+            "0 [red] []",
+            "followMain: 0 /red",
+            "seed000: green",
+            "seed001: dismissed",
+            "seed002: View A -> View B: some data -> View C",
+            "ifAt: moved on, conflict current=4, at 4",
+            "modal: ok",
+        ])
+
+        let router = try runProcess(scratch + "/debug/ABCRouter",
+                                    ["--connect", "127.0.0.1:\(abc.port)", "--drive", "1", "--interval", "20"], timeout: 30)
+        XCTAssertEqual(router.status, 0, router.stderr)
+        XCTAssertTrue(router.stdout.contains("View C — Go to A"), router.stdout)
+    }
+
+    /// The bodies of the ` ```swift ` fences of a Markdown text.
+    static func swiftBlocks(in markdown: String) -> [String] {
+        var blocks: [String] = []
+        var current: [Substring]?
+        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
+            if current == nil, line.trimmingCharacters(in: .whitespaces) == "```swift" {
+                current = []
+            } else if current != nil, line.trimmingCharacters(in: .whitespaces) == "```" {
+                blocks.append(current!.joined(separator: "\n") + "\n")
+                current = nil
+            } else {
+                current?.append(line)
+            }
+        }
+        return blocks
+    }
+
+    /// Calls each snippet against the two daemons and prints one line per seed.
+    static let snippetRunner = #"""
+        import Foundation
+        import NavSyncKit
+
+        @MainActor
+        func runSnippets(colors: String, abc: String) async throws {
+            try await followMain(at: colors)
+            let probe = SharedNavigation<NavEntry>(connect: colors)
+            try await probe.start()
+            print("followMain: \(probe.revision) /\(probe.stack.map(\.screen).joined(separator: "/"))")
+            await probe.stop()
+
+            let palette = SharedNavigation<ColorScreen>(connect: colors, room: "seed000")
+            try await palette.start()
+            try await menuPicked(.green, on: palette)
+            print("seed000: \(presentedView(palette)!)")
+            await palette.stop()
+
+            let coordinator = SharedNavigation<NavEntry>(connect: colors, room: "seed001")
+            try await coordinator.start()
+            let flow = Task { @MainActor in try await showProfile(on: coordinator) }
+            while coordinator.stack.last != NavEntry("blue", data: "profile") {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try await backButton(on: coordinator)
+            print("seed001: \(try await flow.value ? "dismissed" : "still shown")")
+            await coordinator.stop()
+
+            let shared = SharedNavigation<AppScreen>(connect: abc, room: "seed002")
+            try await shared.start()
+            let router = AppRouter(navigation: shared)
+            var seen = [describe(router.currentScreen!)]
+            try await router.onNext(data: "some data")
+            seen.append(describe(router.currentScreen!))
+            try await router.navigate(to: .viewC)
+            seen.append(describe(router.currentScreen!))
+            print("seed002: \(seen.joined(separator: " -> "))")
+
+            try await router.navigate(to: .viewA)
+            let movedOn = try await continueIfUnchanged(shared)
+            do {
+                try await shared.ifAt(shared.revision - 1, .root)
+                print("ifAt: a stale revision was taken")
+            } catch NavSyncError.server(code: "conflict", let message) {
+                print("ifAt: \(movedOn ? "moved on" : "did not move"), conflict \(message), at \(shared.revision)")
+            }
+
+            do {
+                try await deepLinkAndModal(shared)
+                print("modal: ok")
+            } catch {
+                print("modal: \(error)")
+            }
+            await shared.stop()
+        }
+
+        let arguments = CommandLine.arguments
+        do {
+            try await runSnippets(colors: arguments[1], abc: arguments[2])
+        } catch {
+            print("failed: \(error)")
+            exit(1)
+        }
+        """#
+}
