@@ -15,7 +15,7 @@ all: build
 help:
 	@echo "make run     build and start navsyncd on 127.0.0.1:7878 (ARGS='--state none' etc.)"
 	@echo "make test    build and run every test"
-	@echo "make demo    daemon + three terminal clients + a netcat driver in tmux"
+	@echo "make demo    daemon + three terminal clients + a netcat driver in tmux; window abc: the Swift library"
 	@echo "make bench   fan-out benchmark vs Redis/NATS (docs/PERFORMANCE.md)"
 	@echo "make bench-compare BASE=REV  the same, with navsyncd built at REV as 'baseline' rows beside this build"
 	@echo "make test-sanitizers  unit tests under ASan and TSan, the ASan daemon under stress"
@@ -69,6 +69,7 @@ clean:
 # Installs redis-server, nats-server and gnuplot when missing; see bench/run.sh for knobs.
 bench: build
 	bench/run.sh
+	bench/kit.sh $(BIN)
 
 # The benchmark with an older navsyncd (git revision BASE) measured in the same
 # run as this build, as `baseline` rows and ratios (bench/compare.sh).
