@@ -130,7 +130,12 @@ func terminalClientLatency(_ options: Options, client: String) throws -> [Double
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
     try process.run()
-    defer { process.terminate(); process.waitUntilExit() }
+    defer {
+        // SIGKILL, not terminate(): a child spawned from a Swift concurrency thread inherits
+        // that thread's blocked signals, SIGTERM included, so `navsync watch` would not hear it.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
     let reader = output.fileHandleForReading
     var pending = Data()
     func nextLine() -> String? {
