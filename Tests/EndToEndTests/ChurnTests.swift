@@ -14,7 +14,7 @@ import XCTest
 /// Under the ASan daemon (NAVSYNC_SANITIZED=1) fewer cycles are run and
 /// memory is reported, not asserted; its leak report at SIGTERM is the check.
 final class ChurnTests: XCTestCase {
-    static var cycles: Int { Hardening.sanitized ? 2_000 : 100_000 }
+    static var cycles: Int { Hardening.sanitized ? 10_000 : 100_000 }
     static let growthAllowanceKiB = 1024
 
     func test_churn_getAndQuit_everyObjectFreed_memoryFlat() throws {

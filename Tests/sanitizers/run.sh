@@ -8,11 +8,14 @@
 #   2. swift test --sanitize=thread   (scratch .build/tsan), with NavSyncKit's
 #      end-to-end tests against the release daemon;
 #   3. .build/asan/debug/navsyncd, the ASan daemon step 1 built, faces the
-#      kill -9, soak, hostile-client and signal tests, run by the release test
-#      bundle (`swift test -c release` builds it if `make test` has not; only
-#      swift test enables the testable imports the hub's unit tests use).
-#      ASan/LSan reports from the daemon go to .build/asan/reports/ and
-#      fail the run. NAVSYNC_SANITIZED=1 tells the
+#      kill -9, soak, hostile-client, churn and signal tests, run by the
+#      release test bundle (`swift test -c release` builds it if `make test`
+#      has not; only swift test enables the testable imports the hub's unit
+#      tests use). Each test ends its daemon with SIGTERM (DaemonProcess.stop),
+#      so LeakSanitizer checks the heap as the daemon exits; a daemon that
+#      will not exit on SIGTERM fails its test. ASan/LSan reports from the
+#      daemon go to .build/asan/reports/ and fail the run: a connection
+#      object left behind by the churn shows up there. NAVSYNC_SANITIZED=1 tells the
 #      tests to report, not assert, RSS and latency bounds (ASan's quarantine
 #      and a debug build say nothing about ours); the 10,000-event slow-watcher
 #      test is skipped, as it takes minutes under ASan.
@@ -25,7 +28,7 @@ unit='NavSyncCoreTests|NavSyncServerTests|UVLoopTests|NavSyncClientTests|GNUFlag
 # NavSyncKit's end-to-end tests run under TSan too: the library is where threads meet (its loop thread,
 # the main actor, the callers' tasks). They start the release daemon `make build` made.
 library='EndToEndTests.SharedNavigation'
-stress='DurabilityTests|HostileClientTests|SoakTests|SignalsAndFilesTests'
+stress='DurabilityTests|HostileClientTests|SoakTests|SignalsAndFilesTests|ChurnTests'
 started=$(date +%s)
 
 step() {  # step NAME COMMAND... : runs it, prints its time, stops on failure

@@ -153,11 +153,23 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
     /// Peak resident set size in KiB.
     var peakResidentKiB: Int { Hardening.statusField("VmHWM", pid: pid) }
 
-    /// Always safe to call; kills by PID if still running.
+    /// Always safe to call. Ends a daemon still running the way an operator
+    /// would, with SIGTERM, and by PID; SIGKILL only if it has not exited in
+    /// time. The clean exit matters for the ASan build: LeakSanitizer reports
+    /// only from a process that exits, so a daemon that has to be killed
+    /// could hide a leak, and under the sanitizers that fails the test.
     func stop() {
         if process.isRunning {
-            kill(pid, SIGKILL)
-            _ = waitForExit(5)
+            // An ASan daemon's leak check walks its whole heap before exiting.
+            let grace: TimeInterval = Hardening.sanitized ? 30 : 5
+            kill(pid, SIGTERM)
+            if waitForExit(grace) == nil {
+                kill(pid, SIGKILL)
+                _ = waitForExit(5)
+                if Hardening.sanitized {
+                    XCTFail("navsyncd did not exit within \(Int(grace)) s of SIGTERM, so LeakSanitizer could not report")
+                }
+            }
         }
         stderrPipe.fileHandleForReading.readabilityHandler = nil
     }
