@@ -58,11 +58,28 @@ public final class Journal {
         }
     }
 
-    /// Called once per loop turn: fsyncs batched appends.
+    /// True when changes were appended (`batch`) and not yet fsynced.
+    public var hasUnsyncedChanges: Bool { unsynced }
+
+    /// True after a failed fsync, until `compact` has rewritten the file:
+    /// every change is refused meanwhile.
+    public var isRefusingChanges: Bool { holdsRefusedLine }
+
+    /// Fsyncs batched appends (once per loop turn, or before a reply that
+    /// shows state). When the fsync fails the caller must undo those
+    /// changes: their lines stay in the file, so from here on every change
+    /// is refused until `compact` has rewritten the file without them. The
+    /// disk's failure may also have cost pages written earlier, so only a
+    /// rewrite from memory, fsynced, is trusted again.
     public func syncIfNeeded() throws {
         guard unsynced else { return }
         unsynced = false
-        try storage.sync()
+        do {
+            try storage.sync()
+        } catch {
+            holdsRefusedLine = true
+            throw error
+        }
     }
 
     public var wantsCompaction: Bool {

@@ -25,14 +25,26 @@ public final class JournalStore: RoomStore {
 
     public func submit(_ change: ChangeRequest) {
         guard let delegate else { return }
+        if let journal, journal.isRefusingChanges {
+            // After a failed fsync a change may go ahead only once the file
+            // has been rewritten and fsynced, which is tried again here.
+            compactIfDue()
+        }
         let rules = delegate.changeRules
         let held = delegate.storedState(of: change.room)
         let outcome = rules.evaluate(change.mutation, ifRevision: change.ifRevision, against: held ?? rules.initialState)
+        let overRoomLimit = held == nil && delegate.roomsWithStateCount >= rules.maxRooms
+        // Every answer but a new change shows the room's state, which must
+        // be durable first; if it was not, judge again on what is.
+        if case .applied = outcome, !overRoomLimit {} else if holdsUndurableChanges {
+            _ = makeChangesDurable()
+            return submit(change)
+        }
         guard case .applied(let changed) = outcome else {
             delegate.changeFinished(change, outcome)
             return
         }
-        if held == nil && delegate.roomsWithStateCount >= rules.maxRooms {
+        if overRoomLimit {
             delegate.changeFinished(change, .refused(rules.roomLimitError))
             return
         }
@@ -40,7 +52,7 @@ public final class JournalStore: RoomStore {
             do {
                 try journal.record(room: change.room, state: changed)
             } catch {
-                log.error("state file write failed, change to room \(change.room) refused: \(error)")
+                log.error("state file write or fsync failed, change to room \(change.room) refused: \(error)")
                 delegate.changeFinished(change, .refused(ProtocolError(.internal, "could not write the state file; nothing was changed")))
                 // A line whose fsync failed is still in the file: rewrite the
                 // file from the unchanged rooms at once (and retried each turn).
@@ -52,14 +64,26 @@ public final class JournalStore: RoomStore {
     }
 
     public func endOfTurn() {
-        if let journal {
-            do {
-                try journal.syncIfNeeded()
-            } catch {
-                log.error("fsync of the state file failed: \(error)")
-            }
-        }
+        _ = makeChangesDurable()
         compactIfDue()
+    }
+
+    /// With `--fsync batch`: changes appended (write(2) done) whose fsync is
+    /// still to come, at the latest at the end of the loop turn.
+    public var holdsUndurableChanges: Bool { journal?.hasUnsyncedChanges ?? false }
+
+    public func makeChangesDurable() -> Bool {
+        guard let journal, journal.hasUnsyncedChanges else { return true }
+        do {
+            try journal.syncIfNeeded()
+        } catch {
+            log.error("fsync of the state file failed; the changes not yet durable are undone and answered "
+                      + "ERR internal, and changes are refused until the file is rewritten: \(error)")
+            delegate?.undurableChangesSettled(durable: false)
+            return false
+        }
+        delegate?.undurableChangesSettled(durable: true)
+        return true
     }
 
     func compactIfDue() {

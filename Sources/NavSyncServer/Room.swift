@@ -77,12 +77,30 @@ final class Room {
         return joined
     }
 
+    /// Where this turn's events from changes not yet fsynced start, nil when
+    /// there are none (`--fsync batch`; see `Server.syncChanges`).
+    var firstUnsyncedEvent: Int?
+
+    /// Takes back the turn's events from `count` on: their changes were
+    /// undone. Watchers that had counted them as taken owe from `count`.
+    func dropTurnEvents(from count: Int) {
+        guard count < turnEvents.count else { return }
+        turnEvents.removeSubrange(count...)
+        turnOffsets.removeSubrange(count...)
+        turnBytes = count == 0 ? 0 : turnOffsets[count - 1] + turnEvents[count - 1].count
+        joinedTurn = nil
+        for watcher in watchers where watcher.eventTurn == turn && watcher.eventCursor > count {
+            watcher.eventCursor = count
+        }
+    }
+
     /// Forgets the turn's events; every watcher's cursor becomes stale, which reads as "owes none yet".
     func endTurn() {
         turnEvents.removeAll(keepingCapacity: true)
         turnOffsets.removeAll(keepingCapacity: true)
         turnBytes = 0
         joinedTurn = nil
+        firstUnsyncedEvent = nil
         turn &+= 1
     }
 

@@ -28,6 +28,21 @@ public protocol RoomStore: AnyObject {
 
     /// Extra `STAT` lines of the store.
     var figures: [(key: String, value: String)] { get }
+
+    /// True while changes reported as applied are not yet durable (a
+    /// batched fsync is still to come); until then they may be taken back.
+    var holdsUndurableChanges: Bool { get }
+
+    /// Makes the changes reported so far durable now, before an answer that
+    /// shows state. Tells the delegate how it ended
+    /// (`undurableChangesSettled`); returns false when they were taken back.
+    func makeChangesDurable() -> Bool
+}
+
+extension RoomStore {
+    /// A store whose changes are durable when reported holds none back.
+    public var holdsUndurableChanges: Bool { false }
+    public func makeChangesDurable() -> Bool { true }
 }
 
 /// One change, checked as far as the line and the catalog allow.
@@ -73,6 +88,11 @@ public protocol RoomStoreDelegate: AnyObject {
     func roomReplaced(_ room: String, with state: RoomState?)
     /// The fleet's catalog changed (backplane): checked and adopted.
     func catalogChanged(to catalog: Catalog)
+    /// The changes applied while `holdsUndurableChanges` was true are now
+    /// durable, or (`durable` false) could not be made so and must be taken
+    /// back: rooms, events and figures as before them, their `OK`s turned
+    /// into `ERR internal`.
+    func undurableChangesSettled(durable: Bool)
 }
 
 /// The parts of a change that do not depend on where it is stored:

@@ -4,11 +4,12 @@ import NavSyncCore
 /// and the once-per-turn flush that turns a turn's output into one write per
 /// connection.
 extension Server {
-    func reply(_ session: Session, _ bytes: [UInt8]) {
+    /// - Parameter unsyncedBatch: non-zero for the `OK` of a change not yet fsynced.
+    func reply(_ session: Session, _ bytes: [UInt8], unsyncedBatch: UInt64 = 0) {
         guard !session.isEnded else { return }
         // Events broadcast before this reply go out before it.
         takeOwedEvents(session)
-        session.outbox.append(Session.Output(bytes: bytes, isEvent: false))
+        session.outbox.append(Session.Output(bytes: bytes, isEvent: false, unsyncedBatch: unsyncedBatch))
         session.outboxBytes += bytes.count
         markDirty(session)
     }
@@ -17,9 +18,9 @@ extension Server {
     /// watcher of the room; nothing is copied here. Returns false when the
     /// watcher does not take it (closing, or owed a resync).
     @discardableResult
-    func queueEvent(_ session: Session, _ bytes: [UInt8]) -> Bool {
+    func queueEvent(_ session: Session, _ bytes: [UInt8], unsyncedBatch: UInt64 = 0) -> Bool {
         guard !session.isClosing, !session.owesResync else { return false }
-        session.outbox.append(Session.Output(bytes: bytes, isEvent: true))
+        session.outbox.append(Session.Output(bytes: bytes, isEvent: true, unsyncedBatch: unsyncedBatch))
         session.outboxBytes += bytes.count
         markDirty(session)
         if session.pendingBytes > config.limits.maxPendingBytes {
@@ -49,7 +50,9 @@ extension Server {
         guard let room = session.watchedRoom, let range = owedEvents(session) else { return }
         markTaken(session, room)
         var skipped = 0
-        for index in range where !queueEvent(session, room.turnEvents[index]) {
+        let firstUnsynced = room.firstUnsyncedEvent ?? Int.max
+        for index in range
+        where !queueEvent(session, room.turnEvents[index], unsyncedBatch: index >= firstUnsynced ? unsyncedBatch : 0) {
             skipped += 1
         }
         if skipped > 0 { noteEventsSkipped(skipped) }
@@ -82,9 +85,11 @@ extension Server {
     }
 
     /// Runs once per loop turn, before the loop waits for IO: makes batched
-    /// journal appends durable, then writes each dirty session's output as
+    /// journal appends durable (or undoes them), then writes each dirty session's output as
     /// one batch.
     public func flush() {
+        // The turn's changes become durable, or are undone, before any of
+        // the turn's output leaves.
         store.endOfTurn()
         let batch = dirty
         dirty.removeAll(keepingCapacity: true)

@@ -20,7 +20,10 @@ extension Server: RoomStoreDelegate {
         switch outcome {
         case .applied(let state):
             changesMade += 1
-            reply(session, Wire.ok(state.revision))
+            // Not yet durable (batched fsync): tagged, to be taken back if the fsync fails.
+            let batch = store.holdsUndurableChanges
+                ? noteUndurable(roomName: change.room, previous: rooms[change.room]?.state) : 0
+            reply(session, Wire.ok(state.revision), unsyncedBatch: batch)
             roomChanged(change.room, to: state, op: change.mutation.op)
         case .unchanged(let revision):
             reply(session, Wire.ok(revision))

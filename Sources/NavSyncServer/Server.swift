@@ -31,6 +31,13 @@ public final class Server {
     var eventsOut: UInt64 = 0
     var resyncs: UInt64 = 0
     var commandsHandled: UInt64 = 0
+
+    // Changes not yet fsynced (`--fsync batch`), see Server+Durability.
+    var unsyncedChanges: [UnsyncedChange] = []
+    /// Tags the outputs of the current unsynced batch; moves on when it is settled.
+    var unsyncedBatch: UInt64 = 1
+    /// `eventsOut` and `changesMade` before the current unsynced batch.
+    var figuresBeforeUnsynced: (eventsOut: UInt64, changes: UInt64) = (0, 0)
     /// Sessions still in memory, open or not; back to the open ones once
     /// every closed connection has been freed.
     public let liveSessions = LiveCount()
@@ -184,6 +191,10 @@ public final class Server {
             // Nothing moves: a refused JOIN stays put, a refused WATCH does not subscribe.
             reply(session, Wire.error(ProtocolError(.unavailable, why)))
             return
+        }
+        if case .mutate = command {} else if store.holdsUndurableChanges {
+            // Answers below may show a room's state: only durable state.
+            _ = store.makeChangesDurable()
         }
         switch command {
         case .get:

@@ -56,6 +56,10 @@ public final class Session {
         var bytes: [UInt8]
         /// Events may be dropped for a slow watcher; replies never are.
         var isEvent: Bool
+        /// Non-zero for the `OK` of a change not yet fsynced, and for its
+        /// event, if taken early: the batch (`Server.unsyncedBatch`) whose
+        /// failed fsync turns the `OK` into `ERR internal` and drops the event.
+        var unsyncedBatch: UInt64 = 0
     }
 
     init(id: Int, connection: Connection, authenticated: Bool, maxLineBytes: Int, liveCount: LiveCount) {

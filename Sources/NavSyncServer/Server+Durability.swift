@@ -1,0 +1,66 @@
+import NavSyncCore
+
+/// A change applied and reported by the store before it was durable (the
+/// journal's `--fsync batch` fsyncs once per loop turn): what to put back if
+/// that fsync fails.
+struct UnsyncedChange {
+    var roomName: String
+    var room: Room
+    /// The room's state before this change; nil when the change created it.
+    var previous: RoomState?
+}
+
+/// `--fsync batch` acknowledges a change after its write(2) and fsyncs once
+/// per loop turn, before any of the turn's output leaves. Until that fsync
+/// the turn's changes are provisional: their `OK`s and events wait in the
+/// outboxes, tagged with the batch, and a failed fsync undoes them (state,
+/// events, figures) and turns each `OK` into `ERR internal`, like Redis
+/// refusing writes after a failed save. Anything else that shows a room's
+/// state (GET, WATCH, STATS, a conflict...) first has the store make the
+/// changes before it durable, so no client is told of a revision that is
+/// then taken back.
+extension Server {
+    /// Records a change about to be applied whose fsync is still to come;
+    /// returns the tag for its `OK`.
+    func noteUndurable(roomName: String, previous: RoomState?) -> UInt64 {
+        if unsyncedChanges.isEmpty {
+            figuresBeforeUnsynced = (eventsOut, changesMade - 1)
+        }
+        let room = room(named: roomName)
+        unsyncedChanges.append(UnsyncedChange(roomName: roomName, room: room, previous: previous))
+        if room.firstUnsyncedEvent == nil { room.firstUnsyncedEvent = room.turnEvents.count }
+        return unsyncedBatch
+    }
+
+    public func undurableChangesSettled(durable: Bool) {
+        if !durable { undoUnsyncedChanges() }
+        for change in unsyncedChanges { change.room.firstUnsyncedEvent = nil }
+        unsyncedChanges.removeAll(keepingCapacity: true)
+        unsyncedBatch &+= 1
+    }
+
+    private func undoUnsyncedChanges() {
+        for change in unsyncedChanges.reversed() {
+            if change.previous == nil && change.room.state != nil { roomsWithState -= 1 }
+            change.room.state = change.previous
+        }
+        for change in unsyncedChanges {
+            if let first = change.room.firstUnsyncedEvent {
+                change.room.dropTurnEvents(from: first)
+                change.room.firstUnsyncedEvent = nil
+            }
+        }
+        // Every output of the batch is still queued: nothing leaves before
+        // the fsync. Its OKs become refusals; its events go.
+        let refusal = Wire.error(ProtocolError(.internal, "could not make the state file durable; nothing was changed"))
+        for session in dirty where session.outbox.contains(where: { $0.unsyncedBatch == unsyncedBatch }) {
+            session.outbox = session.outbox.compactMap { output in
+                guard output.unsyncedBatch == unsyncedBatch else { return output }
+                return output.isEvent ? nil : Session.Output(bytes: refusal, isEvent: false)
+            }
+            session.outboxBytes = session.outbox.reduce(0) { $0 + $1.bytes.count }
+        }
+        (eventsOut, changesMade) = figuresBeforeUnsynced
+        for change in unsyncedChanges { dropIfIdle(change.roomName) }
+    }
+}
