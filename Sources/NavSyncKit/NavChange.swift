@@ -2,7 +2,22 @@
 /// `state` for a whole snapshot that replaced the object's state (after a
 /// reconnect the daemon could not continue, a slow reader's resync).
 public enum NavOp: String, Hashable, Sendable, CaseIterable {
-    case select, push, pop, root, next, open, present, dismiss
+    /// `SELECT`: the stack became one screen, with no sheet.
+    case select
+    /// `PUSH`: a screen on top of the stack.
+    case push
+    /// `POP`: the top of the stack removed.
+    case pop
+    /// `ROOT`: the stack cut back to its bottom entry.
+    case root
+    /// `NEXT`: the top of the stack replaced by its catalog `next`.
+    case next
+    /// `OPEN`: the whole state replaced (a deep link).
+    case open
+    /// `PRESENT`: a sheet over everything.
+    case present
+    /// `DISMISS`: the topmost sheet removed.
+    case dismiss
     /// A snapshot, not a single change: some revisions may have been skipped
     /// (or, after a memory-only daemon restarted, gone back).
     case state

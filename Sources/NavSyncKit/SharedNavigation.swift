@@ -81,7 +81,8 @@ public final class SharedNavigation<Screen: NavScreen> {
     /// Connects, watches the room, and returns once the object shows its
     /// state. Throws `NavSyncError.disconnected` if no address answers (each
     /// is tried once), `.server(code:message:)` if the daemon refuses
-    /// (`auth-failed`, `busy`, a bad room name), and `.unknownScreen` if the
+    /// (`auth-failed`, `busy`, a bad room name; `bad-reply` for a peer that
+    /// does not answer like a navsync daemon), and `.unknownScreen` if the
     /// room shows a screen `Screen` refuses (the object is then `.failed`).
     /// None of these is retried; after a successful start, a lost connection
     /// is retried for ever.
@@ -243,6 +244,11 @@ public final class SharedNavigation<Screen: NavScreen> {
             if connection == .connected { connection = .reconnecting }
         case .live:
             if hasState, connection == .reconnecting { connection = .connected }
+            // Every greeting is answered, WATCH's included, and no state came: the peer is no navsync daemon.
+            if !hasState, isStarting {
+                fail(reason: "the daemon at \(address) did not answer WATCH with a state",
+                     error: .server(code: "bad-reply", message: "WATCH was not answered with STATE"))
+            }
         case .waiting(_, let failures, let reason):
             if isStarting {
                 // Each address had its try: the daemon is not there.

@@ -66,3 +66,59 @@ final class ChangeLog<Screen: NavScreen> {
 
     var revisions: [UInt64] { changes.map(\.revision) }
 }
+
+/// A stand-in for a daemon that answers each line it reads with what
+/// `answer` returns: a broken or hostile peer, for what a real daemon never
+/// sends. Serves connections one after another on a thread of its own,
+/// until `stop()`.
+final class ScriptedPeer: @unchecked Sendable {  // fd is set once in init; `running` is guarded by its Locked
+    let port: Int
+    private let fd: Int32
+    private let running = Locked(true)
+
+    init(answer: @escaping @Sendable (String) -> String?) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+                bind(fd, pointer, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw LineClient.ConnectFailed(errno: errno) }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = fd
+        let running = self.running
+        Thread {
+            while running.current {
+                let connection = accept(listener, nil, nil)
+                guard connection >= 0 else { return }
+                var pending = [UInt8]()
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = read(connection, &buffer, buffer.count)
+                    if count <= 0 { break }
+                    pending += buffer[0..<count]
+                    while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                        let line = String(decoding: pending[..<newline], as: UTF8.self)
+                        pending.removeSubrange(...newline)
+                        if let reply = answer(line) {
+                            _ = Array((reply + "\n").utf8).withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                        }
+                    }
+                }
+                close(connection)
+            }
+        }.start()
+    }
+
+    func stop() {
+        running.withLock { $0 = false }
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+    }
+}
