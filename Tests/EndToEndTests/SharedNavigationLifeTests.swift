@@ -23,6 +23,17 @@ final class SharedNavigationLifeTests: XCTestCase {
         await navigation.stop()
     }
 
+    func test_start_addressList_triesEachInTurn() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let daemon = try DaemonProcess(state: "none")
+        defer { daemon.stop() }
+        let navigation = SharedNavigation<NavEntry>(connect: "unix:\(directory.file("gone.sock")),127.0.0.1:\(daemon.port)")
+        try await navigation.start()
+        XCTAssertEqual(navigation.stack, [NavEntry("red")])
+        await navigation.stop()
+    }
+
     func test_start_wrongToken_throwsTheDaemonsRefusal() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
