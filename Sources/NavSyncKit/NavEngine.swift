@@ -41,7 +41,6 @@ final class NavEngine: Sendable {
     /// Starts the thread, which connects at once.
     func launch() {
         let thread = Thread { [self] in runLoop() }
-        thread.name = "NavSyncKit"
         // The loop thread runs shallow callbacks; the default 8 MiB stack is
         // mostly untouched but counts against the address space of every object.
         thread.stackSize = 1 << 20
@@ -61,6 +60,9 @@ final class NavEngine: Sendable {
     // MARK: The loop thread
 
     private func runLoop() {
+        // Named from inside: Foundation on Linux does not pass a name given before start to the OS,
+        // and `top -H`, gdb and the tests find the loop threads by this name.
+        Thread.current.name = "NavSyncKit"
         // A write to a socket the daemon reset must fail with EPIPE, not kill
         // the program: libuv writes with write(2), which raises SIGPIPE.
         EventLoop.ignoreSIGPIPE()

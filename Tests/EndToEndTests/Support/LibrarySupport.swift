@@ -45,9 +45,15 @@ func percentEncoded(_ text: String) -> String {
     return out
 }
 
-/// The process's thread count, from /proc.
-func threadCount() -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
+/// How many of the process's threads carry this name (the library names its
+/// loop threads `NavSyncKit`), from /proc: other threads come and go with
+/// the concurrency runtime, so counting all of them would be a race.
+func threadCount(named name: String = "NavSyncKit") -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter { task in
+        let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+        return comm.trimmingCharacters(in: .whitespacesAndNewlines) == name
+    }.count
 }
 
 /// Collects what a `changes` stream yields, on a task of its own.
