@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make bench: navsyncd beside Redis pub/sub, NATS and the floor broadcaster,
+# make bench: navsyncd (watchers over TCP, and over WebSocket as navsync-ws)
+# beside Redis pub/sub, NATS and the floor broadcaster,
 # for N = 100, 1,000, 5,000 and 10,000 watchers, each configuration RUNS
 # times with a fresh server; medians in a table, bench/results/*.json and
 # bench/results/fanout.png. Only loopback traffic; every server it starts is
@@ -18,7 +19,7 @@ PATH="$PATH:/usr/sbin"
 BIN=${BIN:-.build/release}
 NS=${NS:-"100 1000 5000 10000"}
 RUNS=${RUNS:-3}
-SYSTEMS=${SYSTEMS:-"navsync redis nats floor"}
+SYSTEMS=${SYSTEMS:-"navsync navsync-ws redis nats floor"}
 BASE_BIN=${BASE_BIN:-}
 if [ -n "$BASE_BIN" ]; then
     [ -x "$BASE_BIN/navsyncd" ] || { echo "bench: BASE_BIN=$BASE_BIN has no navsyncd" >&2; exit 64; }
@@ -78,7 +79,7 @@ trap 'exit 130' INT TERM
 start_server() {
     local system=$1 port=$2 log="$LOGS/$1-$2.log"
     case $system in
-        navsync) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
+        navsync|navsync-ws) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --log-level warn 2>"$log" & ;;
         baseline) "$BASE_BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --log-level warn 2>"$log" & ;;

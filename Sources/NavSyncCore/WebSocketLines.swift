@@ -23,19 +23,25 @@ public enum WebSocketLines {
 
         public init() {}
 
-        public mutating func messages(from chunk: [UInt8]) -> [ArraySlice<UInt8>] {
-            var messages: [ArraySlice<UInt8>] = []
+        /// Calls `body` with each message's payload in order; the hot path
+        /// (one call per line per WebSocket watcher), so nothing is collected.
+        public mutating func forEachMessage(in chunk: [UInt8], _ body: (ArraySlice<UInt8>) -> Void) {
             var start = chunk.startIndex
             while let newline = chunk[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 if tail.isEmpty {
-                    messages.append(chunk[start..<newline])
+                    body(chunk[start..<newline])
                 } else {
-                    messages.append(ArraySlice(tail + chunk[start..<newline]))
+                    body(ArraySlice(tail + chunk[start..<newline]))
                     tail = []
                 }
                 start = newline + 1
             }
-            tail += chunk[start...]
+            if start < chunk.endIndex { tail += chunk[start...] }
+        }
+
+        public mutating func messages(from chunk: [UInt8]) -> [ArraySlice<UInt8>] {
+            var messages: [ArraySlice<UInt8>] = []
+            forEachMessage(in: chunk) { messages.append($0) }
             return messages
         }
     }

@@ -26,12 +26,18 @@ public final class WebSocketFramer {
     private var output: [UInt8] = []
     private var events: [Event] = []
     private let maxMessageBytes: Int
+    private let textWriter: WebSocketTextWriter
+    /// A close is queued or sent: no more messages go out.
+    private var closing = false
     /// A frame announced more payload than a message may hold.
     private var oversized = false
 
-    /// - Parameter maxMessageBytes: a larger message closes with 1009.
-    public init(maxMessageBytes: Int) {
+    /// - Parameters:
+    ///   - maxMessageBytes: a larger message closes with 1009.
+    ///   - textWriter: frames outgoing messages; one may serve many framers.
+    public init(maxMessageBytes: Int, textWriter: WebSocketTextWriter) {
         self.maxMessageBytes = maxMessageBytes
+        self.textWriter = textWriter
         var callbacks = wslay_event_callbacks()
         callbacks.recv_callback = { _, buffer, length, _, user in
             WebSocketFramer.from(user).fill(buffer, length)
@@ -95,21 +101,19 @@ public final class WebSocketFramer {
         return events
     }
 
-    /// Queues one text message (a line without its `\n`).
+    /// Frames one text message (a line without its `\n`) into the output;
+    /// once a close is on its way, messages are dropped.
     public func sendText(_ payload: ArraySlice<UInt8>) {
-        payload.withUnsafeBufferPointer { buffer in
-            var message = wslay_event_msg(opcode: UInt8(WSLAY_TEXT_FRAME.rawValue),
-                                          msg: buffer.baseAddress, msg_length: buffer.count)
-            // Refused only once a close is queued; later lines are meant to vanish then.
-            _ = wslay_event_queue_msg(context, &message)
-        }
+        guard !closing, wslay_event_get_read_enabled(context) != 0 else { return }
+        textWriter.append(text: payload, to: &output)
     }
 
     /// Queues the close frame; messages queued before it go first.
     public func close(code: UInt16, reason: String = "") {
-        // wslay sends control frames ahead of queued messages; the lines
-        // queued so far (a BYE) must reach the peer before the close.
+        // Pongs wslay holds go out first; the lines framed so far (a BYE)
+        // are already in the output, ahead of the close.
         pump()
+        closing = true
         let bytes = Array(reason.utf8.prefix(123))
         _ = wslay_event_queue_close(context, code, bytes, bytes.count)
     }
@@ -117,8 +121,11 @@ public final class WebSocketFramer {
     /// Bytes to write to the socket, framed, since the last call.
     public func takeOutput() -> [UInt8] {
         pump()
-        defer { output.removeAll(keepingCapacity: output.capacity <= 65_536) }
-        return output
+        // Handed over whole: keeping capacity here would copy, as the
+        // caller now shares the buffer.
+        let taken = output
+        output = []
+        return taken
     }
 
     public var hasOutput: Bool { !output.isEmpty || wslay_event_want_write(context) != 0 }
@@ -172,9 +179,11 @@ public final class WebSocketFramer {
         case WSLAY_TEXT_FRAME.rawValue:
             events.append(.text(Array(UnsafeBufferPointer(start: message.msg, count: message.msg_length))))
         case WSLAY_BINARY_FRAME.rawValue:
+            closing = true
             _ = wslay_event_queue_close(context, UInt16(WSLAY_CODE_UNSUPPORTED_DATA.rawValue), nil, 0)
             events.append(.binary)
         case WSLAY_CONNECTION_CLOSE.rawValue:
+            closing = true
             events.append(.closeReceived(code: message.status_code))
         default:
             break  // pings and pongs: wslay answers pings itself

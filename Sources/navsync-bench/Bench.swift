@@ -5,6 +5,8 @@ import UVLoop
 final class Watcher {
     let connection: StreamConnection
     var scanner = LineScanner()
+    /// For WebSocket watchers: frames instead of lines.
+    var frames = FrameScanner()
     var events = 0
     var subscribed = false
     /// The highest event target this watcher has already been counted for.
@@ -208,7 +210,7 @@ final class Bench {
     private func watcherRead(_ watcher: Watcher, _ bytes: UnsafeRawBufferPointer) {
         let wire = self.wire
         var pings = 0
-        watcher.scanner.scan(bytes) { b0, b1 in
+        func classify(_ b0: UInt8, _ b1: UInt8) {
             switch wire.watcherLine(b0, b1) {
             case .event:
                 watcher.events += 1
@@ -226,6 +228,11 @@ final class Bench {
             case .changeAcknowledged, .ignore:
                 break
             }
+        }
+        if wire.system == .navsyncWebSocket {
+            watcher.frames.scan(bytes, classify)
+        } else {
+            watcher.scanner.scan(bytes, classify)
         }
         if pings > 0 { watcher.connection.write([wire.pong]) }
         if target > 0 && watcher.events >= target && watcher.countedFor < target {

@@ -40,7 +40,7 @@ struct BenchOptions {
                navsync-bench floor-server --port N     the minimal broadcaster (yardstick)
                navsync-bench report DIR                medians of DIR/*.json: table, summary.json, plot data
 
-          --system navsync|redis|nats|floor   protocol to speak (default navsync)
+          --system navsync|navsync-ws|redis|nats|floor   protocol to speak (default navsync)
           --label NAME                        name the result NAME (e.g. baseline) instead of the system
           --host ADDR --port N                server address (default 127.0.0.1:7878)
           --pid PID                           server process, for RSS and CPU from /proc

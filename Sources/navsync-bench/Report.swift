@@ -93,10 +93,6 @@ enum Report {
     }
 
     static func table(_ rows: [Row]) -> String {
-        func f(_ v: Double?, _ decimals: Int) -> String {
-            guard let v, v.isFinite else { return "-" }
-            return String(format: "%.\(decimals)f", v)
-        }
         func pad(_ s: String, _ width: Int, left: Bool = false) -> String {
             let fill = String(repeating: " ", count: max(0, width - s.count))
             return left ? s + fill : fill + s
@@ -113,29 +109,12 @@ enum Report {
                          f(row.rssPerWatcherBytes, 0), "\(row.lostEvents)"]
             lines.append(zip(cells, widths).enumerated().map { pad($1.0, $1.1, left: $0 == 0) }.joined(separator: " "))
         }
-        // Ratios against Redis, the targets of the issue.
+        // Ratios against Redis (the first targets), against the previous
+        // build when one was measured, and of WebSocket watchers against TCP ones.
         let ns = Array(Set(rows.map(\.n))).sorted()
-        var ratioLines: [String] = []
-        for n in ns {
-            guard let ours = rows.first(where: { $0.system == "navsync" && $0.n == n }),
-                  let redis = rows.first(where: { $0.system == "redis" && $0.n == n }) else { continue }
-            let cpu = zipOptional(ours.daemonNsPerDelivery, redis.daemonNsPerDelivery).map { $0 / $1 }
-            ratioLines.append("N=\(n): deliveries/s \(f(ours.deliveriesPerSecond / redis.deliveriesPerSecond, 2))x redis, "
-                + "server CPU/delivery \(f(cpu, 2))x, p50 \(f(ours.lastP50Ms / redis.lastP50Ms, 2))x, "
-                + "p99 \(f(ours.lastP99Ms / redis.lastP99Ms, 2))x, "
-                + "RSS/watcher \(f(ours.rssPerWatcherBytes, 0)) B vs \(f(redis.rssPerWatcherBytes, 0)) B")
-        }
-        // Ratios against the previous build, when one was measured in the same run.
-        var baselineLines: [String] = []
-        for n in ns {
-            guard let ours = rows.first(where: { $0.system == "navsync" && $0.n == n }),
-                  let base = rows.first(where: { $0.system == "baseline" && $0.n == n }) else { continue }
-            let cpu = zipOptional(ours.daemonNsPerDelivery, base.daemonNsPerDelivery).map { $0 / $1 }
-            baselineLines.append("N=\(n): deliveries/s \(f(ours.deliveriesPerSecond / base.deliveriesPerSecond, 2))x, "
-                + "server CPU/delivery \(f(cpu, 2))x, p50 \(f(ours.lastP50Ms / base.lastP50Ms, 2))x, "
-                + "p99 \(f(ours.lastP99Ms / base.lastP99Ms, 2))x, "
-                + "RSS/watcher \(f(ours.rssPerWatcherBytes, 0)) B vs \(f(base.rssPerWatcherBytes, 0)) B")
-        }
+        let ratioLines = ratios(of: "navsync", against: "redis", at: ns, in: rows, otherLabel: "redis")
+        let baselineLines = ratios(of: "navsync", against: "baseline", at: ns, in: rows, otherLabel: "")
+        let webSocketLines = ratios(of: "navsync-ws", against: "navsync", at: ns, in: rows, otherLabel: "tcp")
         var out = lines.joined(separator: "\n") + "\n"
         if !baselineLines.isEmpty {
             out += "\nnavsync (this build) vs baseline (BASE_BIN, measured in the same run):\n"
@@ -144,6 +123,10 @@ enum Report {
         if !ratioLines.isEmpty {
             out += "\nnavsync vs redis (ratios of medians; deliveries/s wants > 1, the rest < 1):\n"
             out += ratioLines.joined(separator: "\n") + "\n"
+        }
+        if !webSocketLines.isEmpty {
+            out += "\nnavsync-ws (watchers on WebSocket) vs navsync (watchers on TCP), same run:\n"
+            out += webSocketLines.joined(separator: "\n") + "\n"
         }
         let loads = rows.flatMap(\.loads).compactMap { $0.split(separator: " ").first.flatMap { Double($0) } }
         if let low = loads.min(), let high = loads.max() {
@@ -154,6 +137,27 @@ enum Report {
         out += "srv ns/dlv, bench ns/dlv: CPU time of the server / of the bench over the bursts per delivery.\n"
         out += "B/watcher: server RSS growth from connecting N idle subscribed watchers, per watcher.\n"
         return out
+    }
+
+    /// One line per N comparing the medians of `system` with `other`'s.
+    private static func ratios(of system: String, against other: String, at ns: [Int], in rows: [Row],
+                               otherLabel: String) -> [String] {
+        ns.compactMap { n -> String? in
+            guard let ours = rows.first(where: { $0.system == system && $0.n == n }),
+                  let theirs = rows.first(where: { $0.system == other && $0.n == n }) else { return nil }
+            let label = otherLabel.isEmpty ? "" : " " + otherLabel
+            let cpu = zipOptional(ours.daemonNsPerDelivery, theirs.daemonNsPerDelivery).map { $0 / $1 }
+            return "N=\(n): deliveries/s \(f(ours.deliveriesPerSecond / theirs.deliveriesPerSecond, 2))x\(label), "
+                + "server CPU/delivery \(f(cpu, 2))x, p50 \(f(ours.lastP50Ms / theirs.lastP50Ms, 2))x, "
+                + "p99 \(f(ours.lastP99Ms / theirs.lastP99Ms, 2))x, "
+                + "RSS/watcher \(f(ours.rssPerWatcherBytes, 0)) B vs \(f(theirs.rssPerWatcherBytes, 0)) B"
+        }
+    }
+
+    /// A figure with `decimals` places, or "-" when there is none.
+    private static func f(_ v: Double?, _ decimals: Int) -> String {
+        guard let v, v.isFinite else { return "-" }
+        return String(format: "%.\(decimals)f", v)
     }
 
     private static func zipOptional(_ a: Double?, _ b: Double?) -> (Double, Double)? {

@@ -6,6 +6,9 @@
 enum System: String, CaseIterable, Codable {
     /// navsyncd: `WATCH` / `SELECT`, events `EVENT <rev> select /<screen>`.
     case navsync
+    /// navsyncd with its watchers on WebSocket (`/ws`, one text message per
+    /// line); the actor stays on TCP, so the rows compare the fan-out.
+    case navsyncWebSocket = "navsync-ws"
     /// redis-server: `SUBSCRIBE` / `SET` + `PUBLISH` (RESP), messages as RESP arrays.
     case redis
     /// nats-server: `SUB` / `PUB`, messages `MSG <subject> <sid> <len>` + payload.
@@ -41,6 +44,8 @@ struct Wire {
         switch system {
         case .navsync, .floor:
             Array("WATCH\n".utf8)
+        case .navsyncWebSocket:
+            Self.upgradeRequest + Self.maskedText("WATCH")
         case .redis:
             resp(["SUBSCRIBE", Self.channel])
         case .nats:
@@ -61,7 +66,7 @@ struct Wire {
     /// is the event line navsync would send; for NATS a PUB of that payload (no state kept).
     func change(sequence: Int, screen: String) -> [UInt8] {
         switch system {
-        case .navsync, .floor:
+        case .navsync, .navsyncWebSocket, .floor:
             return Array("SELECT \(screen)\n".utf8)
         case .redis:
             return resp(["SET", "\(Self.channel):route", "/\(screen)"])
@@ -75,7 +80,7 @@ struct Wire {
     /// Acknowledgement lines the actor receives per change (0: the system sends none).
     var acknowledgementsPerChange: Int {
         switch system {
-        case .navsync, .floor, .redis: 1
+        case .navsync, .navsyncWebSocket, .floor, .redis: 1
         case .nats: 0
         }
     }
@@ -83,6 +88,17 @@ struct Wire {
     /// Same text as a navsync event line, so that every system carries the same information.
     private func payload(_ sequence: Int, _ screen: String) -> String {
         "EVENT \(sequence) select /\(screen)"
+    }
+
+    /// A fixed key is fine: the bench checks nothing of the handshake but its end.
+    static let upgradeRequest = Array(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
+
+    /// A short client text frame, masked as RFC 6455 requires.
+    static func maskedText(_ text: String) -> [UInt8] {
+        let payload = Array(text.utf8)
+        let mask: [UInt8] = [0x6E, 0x61, 0x76, 0x73]
+        return [0x81, 0x80 | UInt8(payload.count)] + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
     }
 
     private func resp(_ parts: [String]) -> [UInt8] {
@@ -95,7 +111,7 @@ struct Wire {
     /// (0 where the line is shorter).
     func watcherLine(_ b0: UInt8, _ b1: UInt8) -> LineKind {
         switch system {
-        case .navsync, .floor:
+        case .navsync, .navsyncWebSocket, .floor:
             // EVENT ... / STATE ... (first one: the WATCH reply; later ones: a resync) / ERR ...
             if b0 == UInt8(ascii: "E") { return b1 == UInt8(ascii: "V") ? .event : .error }
             if b0 == UInt8(ascii: "S") { return .subscribed }
@@ -119,7 +135,7 @@ struct Wire {
     /// Classifies a line the actor received.
     func actorLine(_ b0: UInt8, _ b1: UInt8) -> LineKind {
         switch system {
-        case .navsync, .floor:
+        case .navsync, .navsyncWebSocket, .floor:
             if b0 == UInt8(ascii: "O") { return .changeAcknowledged }
             return .error
         case .redis:

@@ -175,7 +175,7 @@ final class WebExchange {
         headTimer = nil
         link.sendRaw(HTTPResponse.switchingProtocols(acceptKey: WebSocketAcceptKey.make(forKey: key),
                                                      date: door.date(), server: door.serverHeader))
-        let framer = WebSocketFramer(maxMessageBytes: door.maxMessageBytes)
+        let framer = WebSocketFramer(maxMessageBytes: door.maxMessageBytes, textWriter: door.textWriter)
         phase = .webSocket(framer)
         door.noteWebSocketOpened()
         // A body on the upgrade request is skipped; what follows it is frames.
@@ -205,7 +205,7 @@ final class WebExchange {
     func send(_ chunks: [[UInt8]]) {
         guard case .webSocket(let framer) = phase else { return }
         for chunk in chunks {
-            for message in splitter.messages(from: chunk) { framer.sendText(message) }
+            splitter.forEachMessage(in: chunk) { framer.sendText($0) }
         }
         let output = framer.takeOutput()
         if !output.isEmpty { link.sendRaw(output) }

@@ -1,6 +1,7 @@
 import Glibc
 import NavSyncCore
 import NavSyncServer
+import NavSyncWeb
 
 /// What every HTTP connection of the daemon shares: who may come in, the
 /// page, the `Date` header of the current second, and the front door's own
@@ -20,6 +21,8 @@ final class WebFrontDoor {
     let page: [UInt8]
     let serverHeader = "navsyncd/\(NavSyncVersion.current)"
     let maxMessageBytes: Int
+    /// Frames every WebSocket's outgoing lines (see `WebSocketTextWriter`).
+    let textWriter = WebSocketTextWriter()
 
     private(set) var requestsTotal: UInt64 = 0
     private(set) var webSocketsOpen = 0

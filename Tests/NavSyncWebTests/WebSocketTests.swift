@@ -2,6 +2,8 @@ import XCTest
 import NavSyncWeb
 
 final class WebSocketTests: XCTestCase {
+    private let writer = WebSocketTextWriter()
+
     func testAcceptKey_rfc6455Example() {
         XCTAssertEqual(WebSocketAcceptKey.make(forKey: "dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
     }
@@ -40,16 +42,16 @@ final class WebSocketTests: XCTestCase {
 
     func testFramer_textMessageWholeAndByteAtATime() {
         let input = text("GET") + text("PUSH blue caf\u{E9}")
-        let whole = WebSocketFramer(maxMessageBytes: 1024)
+        let whole = WebSocketFramer(maxMessageBytes: 1024, textWriter: writer)
         XCTAssertEqual(whole.receive(input), [.text(Array("GET".utf8)), .text(Array("PUSH blue caf\u{E9}".utf8))])
-        let trickle = WebSocketFramer(maxMessageBytes: 1024)
+        let trickle = WebSocketFramer(maxMessageBytes: 1024, textWriter: writer)
         var events: [WebSocketFramer.Event] = []
         for byte in input { events += trickle.receive([byte]) }
         XCTAssertEqual(events, [.text(Array("GET".utf8)), .text(Array("PUSH blue caf\u{E9}".utf8))])
     }
 
     func testFramer_fragmentsAreReassembled() {
-        let framer = WebSocketFramer(maxMessageBytes: 1024)
+        let framer = WebSocketFramer(maxMessageBytes: 1024, textWriter: writer)
         let input = frame(0x1, Array("SEL".utf8), fin: false) + frame(0x9, [1]) + frame(0x0, Array("ECT red".utf8))
         XCTAssertEqual(framer.receive(input), [.text(Array("SELECT red".utf8))])
         // The ping in between was answered with a pong carrying its payload.
@@ -57,7 +59,7 @@ final class WebSocketTests: XCTestCase {
     }
 
     func testFramer_sendsUnmaskedTextFrames() {
-        let framer = WebSocketFramer(maxMessageBytes: 1024)
+        let framer = WebSocketFramer(maxMessageBytes: 1024, textWriter: writer)
         framer.sendText(ArraySlice("OK 1".utf8))
         XCTAssertEqual(framer.takeOutput(), [0x81, 0x04] + Array("OK 1".utf8))
         framer.sendText(ArraySlice(repeating: UInt8(ascii: "a"), count: 300))
@@ -67,12 +69,12 @@ final class WebSocketTests: XCTestCase {
     }
 
     func testFramer_closeHandshake() {
-        let framer = WebSocketFramer(maxMessageBytes: 1024)
+        let framer = WebSocketFramer(maxMessageBytes: 1024, textWriter: writer)
         XCTAssertEqual(framer.receive(frame(0x8, [0x03, 0xE8])), [.closeReceived(code: 1000)])
         XCTAssertEqual(closeCode(framer.takeOutput()), 1000)
         XCTAssertTrue(framer.isFinished)
 
-        let ours = WebSocketFramer(maxMessageBytes: 1024)
+        let ours = WebSocketFramer(maxMessageBytes: 1024, textWriter: writer)
         ours.sendText(ArraySlice("BYE".utf8))
         ours.close(code: 1001)
         let output = ours.takeOutput()
@@ -103,7 +105,7 @@ final class WebSocketTests: XCTestCase {
             ([0x81, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4], 0, "64-bit length with the top bit set"),
         ]
         for (input, code, why) in cases {
-            let framer = WebSocketFramer(maxMessageBytes: 1024)
+            let framer = WebSocketFramer(maxMessageBytes: 1024, textWriter: writer)
             let events = framer.receive(input)
             XCTAssertFalse(events.contains { if case .text = $0 { return true } else { return false } }, why)
             XCTAssertEqual(closeCode(framer.takeOutput()), code, why)
@@ -111,7 +113,7 @@ final class WebSocketTests: XCTestCase {
     }
 
     func testFramer_sixtyFourBitLengthPastTheLimitCloses() {
-        let framer = WebSocketFramer(maxMessageBytes: 1024)
+        let framer = WebSocketFramer(maxMessageBytes: 1024, textWriter: writer)
         // Refused at the first payload byte, not after a terabyte.
         let header: [UInt8] = [0x81, 0xFF, 0, 0, 0, 1, 0, 0, 0, 0, 1, 2, 3, 4]
         XCTAssertEqual(framer.receive(header + [0x61]), [])
