@@ -5,7 +5,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 BIN := .build/release
 # Debian packages the build and the tests need; installed only when missing.
-DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libhiredis-dev redis-server netcat-openbsd tmux
+DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libhiredis-dev redis-server netcat-openbsd tmux iproute2
 ARGS ?=
 
 .PHONY: all deps build run test test-sanitizers fuzz test-unit test-e2e test-netcat demo clean help bench bench-compare

@@ -36,6 +36,14 @@ extension Server {
         return start < room.turnEvents.count ? start..<room.turnEvents.count : nil
     }
 
+    /// Skips the events of this turn the session has not taken yet: they
+    /// came after its last answer, and it is leaving.
+    func skipOwedEvents(_ session: Session) {
+        guard let room = session.watchedRoom, let range = owedEvents(session) else { return }
+        markTaken(session, room)
+        noteEventsSkipped(range.count)
+    }
+
     /// Records that the session has taken (or skipped) every event of its room's turn so far.
     private func markTaken(_ session: Session, _ room: Room) {
         session.eventTurn = room.turn

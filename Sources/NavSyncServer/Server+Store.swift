@@ -89,7 +89,11 @@ extension Server: RoomStoreDelegate {
     }
 
     public func catalogChanged(to catalog: Catalog) {
-        reload(catalog: catalog)
+        do {
+            try reload(catalog: catalog)
+        } catch {
+            log.error("the store's new catalog was refused, the old one stays: \(error)")
+        }
     }
 
     /// For `/healthz` and the like: false while the store cannot be reached.

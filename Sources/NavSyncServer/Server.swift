@@ -118,9 +118,13 @@ public final class Server {
         session.isRunningLines = outer
     }
 
-    /// The peer finished sending. Its last unterminated line still runs.
-    /// A watcher stays connected to receive events (a `nc -N` watch script
-    /// half-closes right after `WATCH`); anyone else is answered and closed.
+    /// The peer finished sending: (1.1) it is gone, watching or not, as in
+    /// Redis and NATS. A daemon cannot tell a half-close from a client that
+    /// exited, and a watcher kept for a departed client holds a slot and
+    /// inflates the counts for as long as its room stays quiet. Everything
+    /// it sent is answered (its last unterminated line still runs; the events
+    /// after a CONTINUE are part of that answer), live events after its last
+    /// answer are not sent, and the connection is closed.
     public func inputEnded(_ session: Session) {
         guard !session.isClosing else { return }
         if session.waitingForStore {
@@ -139,11 +143,8 @@ public final class Server {
             session.inputEndedWhileWaiting = true
             return
         }
-        if session.watching {
-            log.debug("\(session.label) half-closed; still watching")
-        } else {
-            end(session, .peerClosed)
-        }
+        skipOwedEvents(session)
+        end(session, .peerClosed)
     }
 
     /// The transport failed; nothing more can be sent.
@@ -373,14 +374,43 @@ public final class Server {
 
     // MARK: - Reload and shutdown
 
+    public enum ReloadOutcome: Equatable, Sendable {
+        case unchanged
+        /// The catalog differs; this many watchers were sent `CATALOG`.
+        case changed(watchersTold: Int)
+    }
+
+    /// A reload that would move every untouched room without a revision.
+    public struct InitialScreenChanged: Error, CustomStringConvertible {
+        public var from: String
+        public var to: String
+        public var description: String {
+            "the new catalog starts on \(to), not \(from); rooms never changed would move without a revision"
+        }
+    }
+
     /// New mutations are checked against the new catalog; stacks already
-    /// held stay as they are even if they name screens it dropped.
-    public func reload(catalog: Catalog) {
+    /// held stay as they are even if they name screens it dropped. (1.1) A
+    /// catalog that differs is announced to every watcher with `CATALOG`,
+    /// queued like a reply (after the events it already owes, never dropped);
+    /// one that changes `initial` is refused and the old one stays.
+    @discardableResult
+    public func reload(catalog: Catalog) throws(InitialScreenChanged) -> ReloadOutcome {
+        guard catalog.initial == self.catalog.initial else {
+            throw InitialScreenChanged(from: self.catalog.initial, to: catalog.initial)
+        }
+        guard catalog != self.catalog else { return .unchanged }
         self.catalog = catalog
         parser = CommandParser(catalog: catalog, maxDepth: limits.maxDepth)
         for (name, room) in rooms where room.state == nil && room.watchers.isEmpty {
             rooms[name] = nil
         }
+        var told = 0
+        for session in sessions.values where session.watching && !session.isClosing {
+            reply(session, Wire.catalogChanged)
+            told += 1
+        }
+        return .changed(watchersTold: told)
     }
 
     /// Says `BYE` to everyone, hands the last output to the transports, makes

@@ -319,6 +319,16 @@ public final class StreamConnection: HandleOwner {
         uv_tcp_nodelay(tcpHandle(stream), on ? 1 : 0)
     }
 
+    /// Turns TCP keepalive on, probing after `seconds` of silence, or off
+    /// (`nil`), so a peer that vanished without closing is found. TCP only;
+    /// does nothing for Unix sockets.
+    @discardableResult
+    public func setKeepAlive(seconds: Int?) -> UVError? {
+        guard let stream, kind == .tcp else { return nil }
+        let rc = uv_tcp_keepalive(tcpHandle(stream), seconds == nil ? 0 : 1, UInt32(clamping: seconds ?? 0))
+        return rc < 0 ? UVError(code: rc) : nil
+    }
+
     private func tcpHandle(_ stream: UnsafeMutablePointer<uv_stream_t>) -> UnsafeMutablePointer<uv_tcp_t> {
         UnsafeMutablePointer<uv_tcp_t>(OpaquePointer(stream))
     }

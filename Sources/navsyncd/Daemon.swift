@@ -27,12 +27,16 @@ final class Daemon {
     /// without blocking and comes back for them.
     private lazy var wake = LoopTimer(loop: loop)
 
-    init(loop: EventLoop, server: Server, log: Logger, screensPath: String?, door: WebFrontDoor) {
+    /// Seconds of silence before TCP keepalive probes a connection; 0 = off.
+    private let keepaliveSeconds: Int
+
+    init(loop: EventLoop, server: Server, log: Logger, screensPath: String?, door: WebFrontDoor, keepaliveSeconds: Int) {
         self.loop = loop
         self.door = door
         self.server = server
         self.log = log
         self.screensPath = screensPath
+        self.keepaliveSeconds = keepaliveSeconds
     }
 
     /// Binds every listener first and only then logs the `listening on`
@@ -82,6 +86,9 @@ final class Daemon {
             return
         }
         stream.setNoDelay(true)
+        if keepaliveSeconds > 0, let error = stream.setKeepAlive(seconds: keepaliveSeconds) {
+            log.warn("cannot turn on TCP keepalive for \(stream.peerDescription): \(error)")
+        }
         let link = ClientLink(stream: stream, loop: loop, turns: turns, liveCount: server.liveLinks, door: door,
                               onHolding: { [unowned self] link in self.holding.append(link) },
                               onClosed: { [unowned self] link in self.links[ObjectIdentifier(link)] = nil })
@@ -124,8 +131,13 @@ final class Daemon {
             return
         }
         do {
-            server.reload(catalog: try loadCatalog(screensPath))
-            log.info("SIGHUP: catalog reloaded from \(screensPath) (\(server.catalog.screens.count) screens)")
+            switch try server.reload(catalog: try loadCatalog(screensPath)) {
+            case .unchanged:
+                log.info("SIGHUP: catalog in \(screensPath) is unchanged")
+            case .changed(let watchersTold):
+                log.info("SIGHUP: catalog reloaded from \(screensPath) (\(server.catalog.screens.count) screens); "
+                         + "CATALOG sent to \(watchersTold) watchers")
+            }
         } catch {
             log.error("SIGHUP: kept the old catalog: \(error)")
         }

@@ -77,7 +77,8 @@ let server = Server(config: config, catalog: catalog, rooms: rooms, journal: jou
                     secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 })
 let door = WebFrontDoor(access: WebAccess(allowedOrigins: options.allowedOrigins), page: WebPage.bytes,
                         maxLineBytes: options.limits.maxLineBytes)
-let daemon = Daemon(loop: loop, server: server, log: log, screensPath: options.screensPath, door: door)
+let daemon = Daemon(loop: loop, server: server, log: log, screensPath: options.screensPath, door: door,
+                    keepaliveSeconds: options.limits.keepaliveSeconds)
 
 do {
     try daemon.listen(options.listen, unixPath: options.unixPath)

@@ -153,23 +153,24 @@ final class DaemonFramingTests: XCTestCase {
         XCTAssertEqual(lines.last, "STATE 1 /green")
     }
 
-    func test_halfClose_watcher_keepsReceivingEvents() throws {
+    func test_halfClose_watcher_isAnsweredThenClosed() throws {
         let daemon = try DaemonProcess(state: "none")
         defer { daemon.stop() }
-        let watcher = try daemon.connect()
         let actor = try daemon.connect()
-        watcher.send("WATCH\n")
-        watcher.shutdownWrite()
-        XCTAssertEqual(try watcher.readLine(), "STATE 0 /red")
         XCTAssertEqual(try actor.request("SELECT green"), "OK 1")
         XCTAssertEqual(try actor.request("PUSH blue x"), "OK 2")
-        XCTAssertEqual(try watcher.readLines(2), ["EVENT 1 select /green", "EVENT 2 push /green/blue:x"])
-        XCTAssertFalse(watcher.isClosedByPeer)
-        XCTAssertEqual(try actor.request("POP"), "OK 3")
-        XCTAssertEqual(try watcher.readLine(), "EVENT 3 pop /green")
-        // It leaves when the daemon says goodbye.
-        XCTAssertEqual(daemon.signal(SIGTERM), 0)
-        XCTAssertEqual(try watcher.readUntilClosed(), ["BYE"])
-        actor.close()
+        // (1.1) End of input means the client is gone, watching or not.
+        let watcher = try daemon.connect()
+        watcher.send("WATCH\n")
+        watcher.shutdownWrite()
+        XCTAssertEqual(try watcher.readUntilClosed(), ["STATE 2 /green/blue:x"])
+        let resumer = try daemon.connect()
+        resumer.send("WATCH 0")
+        resumer.shutdownWrite()
+        XCTAssertEqual(try resumer.readUntilClosed(),
+                       ["CONTINUE 0", "EVENT 1 select /green", "EVENT 2 push /green/blue:x"],
+                       "the replay is part of the answer")
+        let stats = try actor.requestList("STATS")
+        XCTAssertTrue(stats.contains("STAT watchers 0"), "\(stats)")
     }
 }

@@ -69,33 +69,53 @@ final class LifecycleTests: XCTestCase {
         XCTAssertEqual(client.connection.calls, ["write", "closeAfterSending"])
     }
 
-    func test_inputEnded_watcherStaysForEvents() throws {
+    func test_inputEnded_watcherIsAnsweredThenClosed() throws {
         let hub = try Hub()
         let watcher = hub.connect(), actor = hub.connect()
         watcher.send("WATCH")
+        XCTAssertEqual(actor.stats()["watchers"], "1")
         watcher.inputEnded()
         hub.flush()
+        XCTAssertEqual(actor.stats()["watchers"], "0", "it stops counting in the same loop turn")
         XCTAssertEqual(watcher.newLines(), ["STATE 0 /red"])
-        XCTAssertFalse(watcher.connection.isClosed)
+        XCTAssertEqual(watcher.connection.calls.last, "closeAfterSending")
         actor.run("SELECT green")
-        XCTAssertEqual(watcher.newLines(), ["EVENT 1 select /green"])
-        XCTAssertEqual(actor.stats()["watchers"], "1")
-
-        // When the transport finally fails, it is detached.
-        watcher.transportFailed("EPIPE")
-        XCTAssertEqual(watcher.connection.calls.last, "close")
-        XCTAssertEqual(actor.stats()["watchers"], "0")
-        XCTAssertTrue(hub.logged("transport error: EPIPE"))
+        XCTAssertEqual(watcher.newLines(), [])
+        XCTAssertTrue(hub.logged("peer closed"))
     }
 
-    func test_inputEnded_unterminatedWatchKeepsConnection() throws {
+    func test_inputEnded_unterminatedWatchIsAnsweredThenClosed() throws {
         let hub = try Hub()
         let watcher = hub.connect()
         watcher.sendRaw("WATCH")
         watcher.inputEnded()
         hub.flush()
         XCTAssertEqual(watcher.newLines(), ["STATE 0 /red"])
-        XCTAssertFalse(watcher.connection.isClosed)
+        XCTAssertTrue(watcher.connection.isClosed)
+    }
+
+    func test_inputEnded_continueAndItsEventsAreTheAnswer_laterLiveEventsAreNot() throws {
+        let hub = try Hub()
+        let watcher = hub.connect(), actor = hub.connect()
+        actor.run("SELECT green", "SELECT blue")
+        // One turn: the resume, then a live change, then the end of input.
+        watcher.send("WATCH 0")
+        actor.send("SELECT red")
+        watcher.inputEnded()
+        hub.flush()
+        XCTAssertEqual(watcher.newLines(), ["CONTINUE 0", "EVENT 1 select /green", "EVENT 2 select /blue"])
+        XCTAssertTrue(watcher.connection.isClosed)
+    }
+
+    func test_inputEnded_eventsBeforeTheLastAnswerStillGoOut() throws {
+        let hub = try Hub()
+        let watcher = hub.connect(), actor = hub.connect()
+        watcher.run("WATCH")
+        actor.send("SELECT green")
+        watcher.send("PING last")
+        watcher.inputEnded()
+        hub.flush()
+        XCTAssertEqual(watcher.newLines(), ["EVENT 1 select /green", "PONG last"])
     }
 
     func test_transportFailed_detachesAndDropsOutput() throws {

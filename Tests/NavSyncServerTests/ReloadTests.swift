@@ -13,8 +13,9 @@ final class ReloadTests: XCTestCase {
             Screen(name: "red", title: "Red", color: .red, next: "green"),
             Screen(name: "green", title: "Green", color: .green),
         ])
-        hub.server.reload(catalog: smaller)
+        XCTAssertEqual(try hub.server.reload(catalog: smaller), .changed(watchersTold: 1))
         XCTAssertEqual(hub.server.catalog, smaller)
+        XCTAssertEqual(watcher.run(), ["EVENT 1 open /red/blue:kept", "CATALOG"], "after the events it already had")
         XCTAssertEqual(client.run("GET"), ["STATE 1 /red/blue:kept"])
         XCTAssertEqual(client.run("SCREENS"), ["SCREEN red red green none Red", "SCREEN green green - none Green", "END"])
 
@@ -29,27 +30,50 @@ final class ReloadTests: XCTestCase {
         XCTAssertEqual(client.run("NEXT"), ["OK 5"])
         XCTAssertEqual(client.run("GET"), ["STATE 5 /green"])
         XCTAssertTrue(client.run("NEXT")[0].hasPrefix("ERR no-next"), "green has no next in the new catalog")
-        XCTAssertEqual(watcher.run().count, 5)
+        XCTAssertEqual(watcher.run().count, 4)
     }
 
-    func test_reload_changesTheInitialStackOfUntouchedRooms() throws {
+    func test_reload_changingTheInitialScreen_isRefused() throws {
         let hub = try Hub()
-        let client = hub.connect()
+        let watcher = hub.connect(), client = hub.connect()
+        watcher.run("WATCH")
         client.run("SELECT green")
-        hub.server.reload(catalog: flowCatalog)
-        XCTAssertEqual(client.run("GET", "JOIN fresh", "GET"), ["STATE 1 /green", "STATE 0 /viewA", "STATE 0 /viewA"])
-        XCTAssertEqual(client.run("NEXT"), ["ERR bad-args screen viewB requires data"])
-        XCTAssertEqual(client.run("NEXT some data"), ["OK 1"])
-        XCTAssertEqual(client.run("GET"), ["STATE 1 /viewB:some%20data"])
+        watcher.newLines()
+        XCTAssertThrowsError(try hub.server.reload(catalog: flowCatalog))
+        XCTAssertEqual(hub.server.catalog, .builtIn, "the old catalog stays")
+        XCTAssertEqual(client.run("GET", "JOIN fresh", "GET"), ["STATE 1 /green", "STATE 0 /red", "STATE 0 /red"])
+        XCTAssertEqual(watcher.run(), [], "nothing to announce")
+    }
+
+    func test_reload_sameCatalog_isUnchangedAndSilent() throws {
+        let hub = try Hub()
+        let watcher = hub.connect()
+        watcher.run("WATCH")
+        XCTAssertEqual(try hub.server.reload(catalog: .builtIn), .unchanged)
+        XCTAssertEqual(watcher.run(), [])
+    }
+
+    func test_reload_catalogLine_isNeverDroppedForASlowWatcher() throws {
+        let hub = try Hub(limits: limits(maxPending: 100))
+        let slow = hub.connect(), actor = hub.connect()
+        slow.run("WATCH")
+        slow.connection.queuedWriteBytes = 1000
+        actor.run("SELECT green")
+        let renamed = try Catalog(initial: "red", screens: [Screen(name: "red", title: "Rouge", color: .red)])
+        XCTAssertEqual(try hub.server.reload(catalog: renamed), .changed(watchersTold: 1))
+        hub.flush()
+        XCTAssertEqual(slow.newLines(), ["CATALOG"], "the event was dropped, the CATALOG line was not")
     }
 
     func test_reload_watchersKeepWatching() throws {
         let hub = try Hub()
         let watcher = hub.connect(), client = hub.connect()
         XCTAssertEqual(watcher.run("JOIN lobby", "WATCH"), ["STATE 0 /red", "STATE 0 /red"])
-        hub.server.reload(catalog: flowCatalog)
-        // The untouched room now starts on the new catalog's initial screen.
+        let wider = try Catalog(initial: "red", screens: Catalog.builtIn.screens + [
+            Screen(name: "viewC", title: "C", color: .yellow),
+        ])
+        XCTAssertEqual(try hub.server.reload(catalog: wider), .changed(watchersTold: 1))
         client.run("JOIN lobby", "PUSH viewC")
-        XCTAssertEqual(watcher.newLines(), ["EVENT 1 push /viewA/viewC"])
+        XCTAssertEqual(watcher.newLines(), ["CATALOG", "EVENT 1 push /red/viewC"])
     }
 }
