@@ -31,15 +31,16 @@ public struct NavEntry: NavScreen, CustomStringConvertible {
     public let data: String?
 
     /// Makes an entry; data is trimmed the way the protocol trims it, and
-    /// empty data becomes nil.
-    public init(_ screen: String, data: String? = nil) {
+    /// empty data becomes nil. Never fails, so it also stands for
+    /// `NavScreen`'s `init?(screen:data:)`: every screen is a `NavEntry`.
+    public init(screen: String, data: String? = nil) {
         self.screen = screen
         self.data = NavEntry.normalized(data)
     }
 
-    /// The `NavScreen` requirement; never nil for this type.
-    public init?(screen: String, data: String?) {
-        self.init(screen, data: data)
+    /// The same, without the label: `NavEntry("blue", data: "hello")`.
+    public init(_ screen: String, data: String? = nil) {
+        self.init(screen: screen, data: data)
     }
 
     /// `name` or `name:data`, as an entry reads in a route (without escaping).

@@ -38,6 +38,7 @@ final class LibraryConsumerTests: XCTestCase {
             try package.write("Sources/Snippets/Snippet\(index).swift", snippet)
         }
         try package.write("Sources/Snippets/main.swift", Self.snippetRunner)
+        try package.write("Sources/Snippets/ContractNames.swift", Self.contractNames)
 
         // The example program, as is.
         try fileManager.createDirectory(atPath: package.file("Sources/ABCRouter"), withIntermediateDirectories: true)
@@ -89,6 +90,72 @@ final class LibraryConsumerTests: XCTestCase {
         }
         return blocks
     }
+
+    /// Every name of SWIFT-LIBRARY.md with its exact shape, compiled (never
+    /// run): the exhaustive switches prove the enums have exactly the
+    /// contract's cases, the annotated lets the properties' types.
+    static let contractNames = #"""
+        import NavSyncKit
+
+        struct Custom: NavScreen {
+            init?(screen: String, data: String?) { if screen.isEmpty { return nil }; self.screen = screen; self.data = data }
+            let screen: String
+            let data: String?
+        }
+
+        @MainActor
+        func everyContractName() async throws {
+            let navigation = SharedNavigation<NavEntry>(connect: "127.0.0.1:7878", room: "main", token: nil)
+            let defaults = SharedNavigation<Custom>()
+            let _: [Custom] = defaults.stack
+            try await navigation.start()
+            let stack: [NavEntry] = navigation.stack
+            let sheets: [NavEntry] = navigation.sheets
+            let revision: UInt64 = navigation.revision
+            let stream: AsyncStream<NavChange<NavEntry>> = navigation.changes
+            let entry = NavEntry(screen: "red", data: nil)
+            var revisions: [UInt64] = [
+                try await navigation.select(entry), try await navigation.push(entry), try await navigation.pop(),
+                try await navigation.root(), try await navigation.next(data: nil), try await navigation.next(),
+                try await navigation.open(stack: stack, sheets: sheets), try await navigation.open(stack: stack),
+                try await navigation.present(entry), try await navigation.dismiss(),
+            ]
+            let mutations: [NavMutation<NavEntry>] = [
+                .select(entry), .push(entry), .pop, .root, .next(data: "x"), .open(stack: [entry], sheets: []),
+                .present(entry), .dismiss,
+            ]
+            for mutation in mutations { revisions.append(try await navigation.ifAt(revision, mutation)) }
+            try await navigation.select(entry)  // @discardableResult
+            switch mutations[0] {
+            case .select, .push, .pop, .root, .next, .open, .present, .dismiss: break
+            }
+            switch navigation.connection {
+            case .idle, .connecting, .connected, .reconnecting, .failed(_), .stopped: break
+            }
+            let state: NavConnectionState = .failed("why")
+            _ = state == .stopped
+            for await change in stream {
+                let _: UInt64 = change.revision
+                let _: [NavEntry] = change.stack
+                let _: [NavEntry] = change.sheets
+                switch change.op {
+                case .select, .push, .pop, .root, .next, .open, .present, .dismiss, .state: break
+                }
+                _ = change.op.rawValue
+            }
+            do {
+                try await navigation.pop()
+            } catch let error as NavSyncError {
+                switch error {
+                case .server(let code, let message): _ = (code, message)
+                case .disconnected, .notRunning: break
+                case .invalidData(let text), .unknownScreen(let text): _ = text
+                }
+            }
+            let _: Error = NavSyncError.notRunning
+            await navigation.stop()
+        }
+        """#
 
     /// Calls each snippet against the two daemons and prints one line per seed.
     static let snippetRunner = #"""
