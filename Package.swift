@@ -41,13 +41,15 @@ let package = Package(
         // The web front door's C parts: wslay framing and the handshake key.
         .target(name: "NavSyncWeb", dependencies: ["CWslay", "CNettle"], swiftSettings: strict),
         .target(name: "RedisClient", dependencies: ["CHiredis", "UVLoop"], swiftSettings: strict),
+        .target(name: "NavSyncBackplane", dependencies: ["NavSyncCore", "NavSyncServer", "RedisClient", "UVLoop"],
+                swiftSettings: strict),
         .target(name: "NavSyncClient", dependencies: ["NavSyncCore", "UVLoop", "GNUFlags"], swiftSettings: strict),
         // The public Swift library: SharedNavigation over NavSyncClient, its loop on a thread of its own.
         .target(name: "NavSyncKit", dependencies: ["NavSyncClient", "NavSyncCore", "UVLoop"], swiftSettings: strict),
 
         .executableTarget(
             name: "navsyncd",
-            dependencies: ["NavSyncCore", "NavSyncServer", "UVLoop", "GNUFlags", "NavSyncWeb"],
+            dependencies: ["NavSyncCore", "NavSyncServer", "NavSyncBackplane", "RedisClient", "UVLoop", "GNUFlags", "NavSyncWeb"],
             swiftSettings: strict,
             plugins: ["EmbedWebPage"]
         ),

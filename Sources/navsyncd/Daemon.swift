@@ -1,5 +1,6 @@
 import Glibc
 import NavSyncCore
+import NavSyncBackplane
 import NavSyncServer
 import UVLoop
 
@@ -29,8 +30,12 @@ final class Daemon {
 
     /// Seconds of silence before TCP keepalive probes a connection; 0 = off.
     private let keepaliveSeconds: Int
+    /// The fleet's store when the rooms live in Redis: a reload goes through it.
+    private let backplane: RedisRoomStore?
 
-    init(loop: EventLoop, server: Server, log: Logger, screensPath: String?, door: WebFrontDoor, keepaliveSeconds: Int) {
+    init(loop: EventLoop, server: Server, log: Logger, screensPath: String?, door: WebFrontDoor, keepaliveSeconds: Int,
+         backplane: RedisRoomStore? = nil) {
+        self.backplane = backplane
         self.loop = loop
         self.door = door
         self.server = server
@@ -131,7 +136,24 @@ final class Daemon {
             return
         }
         do {
-            switch try server.reload(catalog: try loadCatalog(screensPath)) {
+            let catalog = try loadCatalog(screensPath)
+            if let backplane {
+                // The fleet's rules are a lone daemon's: a changed initial is refused here.
+                guard catalog.initial == server.catalog.initial else {
+                    log.error("SIGHUP: kept the old catalog: \(screensPath) changes initial from \(server.catalog.initial) to \(catalog.initial)")
+                    return
+                }
+                // Every daemon of the fleet, this one included, adopts it from Redis.
+                backplane.publishCatalog(catalog) { [log] problem in
+                    if let problem {
+                        log.error("SIGHUP: kept the old catalog: the fleet's could not be replaced: \(problem)")
+                    } else {
+                        log.info("SIGHUP: catalog from \(screensPath) stored as the fleet's (\(catalog.screens.count) screens)")
+                    }
+                }
+                return
+            }
+            switch try server.reload(catalog: catalog) {
             case .unchanged:
                 log.info("SIGHUP: catalog in \(screensPath) is unchanged")
             case .changed(let watchersTold):

@@ -1,6 +1,8 @@
 import GNUFlags
 import NavSyncCore
+import NavSyncBackplane
 import NavSyncServer
+import RedisClient
 
 /// `navsyncd`'s flags, read and validated. Anything wrong here is a usage
 /// error (exit 64); problems with the files they name are found later.
@@ -21,14 +23,18 @@ struct DaemonOptions {
     var logLevel: LogLevel = .info
     /// Browser origins allowed to open `/ws` besides the daemon's own page.
     var allowedOrigins: [String] = []
+    /// `--backplane`: the rooms live in this Redis, shared by a fleet.
+    var backplane: RedisEndpoint?
+    var backplanePrefix = "navsync:"
+    var replaceCatalog = false
     var wantsHelp = false
     var wantsVersion = false
 
     static let spec = CommandLineSpec(
         valued: ["listen", "unix", "state", "screens", "token-file", "max-clients", "max-line",
                  "max-pending", "max-depth", "max-rooms", "fsync", "history", "history-bytes", "keepalive",
-                 "log-level", "allow-origin"],
-        switches: ["help", "version"],
+                 "log-level", "allow-origin", "backplane", "backplane-prefix"],
+        switches: ["help", "version", "replace-catalog"],
         shortAliases: ["h": "help"])
 
     static let usage = """
@@ -37,7 +43,8 @@ struct DaemonOptions {
                         [--max-line BYTES] [--max-pending BYTES] [--max-depth N]
                         [--max-rooms N] [--fsync always|batch]
                         [--history N] [--history-bytes BYTES] [--keepalive SECONDS]
-                        [--allow-origin ORIGIN]... [--log-level debug|info|warn|error]
+                        [--allow-origin ORIGIN]... [--backplane URL] [--backplane-prefix P]
+                        [--replace-catalog] [--log-level debug|info|warn|error]
 
           --listen HOST:PORT   address to serve, repeatable (default 127.0.0.1:7878;
                                [::1]:PORT for IPv6; port 0 picks a free port)
@@ -59,6 +66,11 @@ struct DaemonOptions {
           --allow-origin ORIGIN
                                a web origin such as https://ops.example whose pages
                                may open /ws (besides the daemon's own), repeatable
+          --backplane URL      keep the rooms in Redis (redis://HOST:PORT[/DB] or
+                               unix:PATH), shared by every daemon given the same URL;
+                               not together with --state
+          --backplane-prefix P prefix of the backplane's keys and channels (default navsync:)
+          --replace-catalog    with --backplane: make this daemon's catalog the fleet's
           --log-level LEVEL    debug, info, warn or error (default info)
           -h, --help           this text
           --version            print the version
@@ -82,12 +94,31 @@ struct DaemonOptions {
         }
         options.unixPath = parsed.last("unix")
         if let path = options.unixPath, path.isEmpty { throw CommandLineSpec.UsageError("--unix needs a path") }
+        if let url = parsed.last("backplane") {
+            guard let endpoint = RedisEndpoint(url: url) else {
+                throw CommandLineSpec.UsageError("--backplane is redis://HOST:PORT[/DB] or unix:PATH, not '\(url)'")
+            }
+            guard parsed.last("state") == nil else {
+                throw CommandLineSpec.UsageError("--backplane and --state do not go together: with a backplane the rooms live in Redis")
+            }
+            options.backplane = endpoint
+        }
+        if let prefix = parsed.last("backplane-prefix") {
+            guard BackplaneKeys.isValidPrefix(prefix) else {
+                throw CommandLineSpec.UsageError("--backplane-prefix is 1-64 printable characters without spaces or braces, not '\(prefix)'")
+            }
+            options.backplanePrefix = prefix
+        }
+        options.replaceCatalog = parsed.has("replace-catalog")
+        if options.backplane == nil && (options.replaceCatalog || parsed.last("backplane-prefix") != nil) {
+            throw CommandLineSpec.UsageError("--replace-catalog and --backplane-prefix need --backplane")
+        }
         switch parsed.last("state") {
         case "none"?: options.statePath = nil
         case let path?:
             guard !path.isEmpty else { throw CommandLineSpec.UsageError("--state needs a file or none") }
             options.statePath = path
-        case nil: options.statePath = defaultStatePath(environment)
+        case nil: options.statePath = options.backplane == nil ? defaultStatePath(environment) : nil
         }
         options.screensPath = parsed.last("screens")
         options.tokenPath = parsed.last("token-file")

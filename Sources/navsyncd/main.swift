@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NavSyncBackplane
 import NavSyncCore
 import NavSyncServer
 import UVLoop
@@ -61,7 +62,9 @@ do {
 let startupNotes = HeldLog(level: options.logLevel)
 var journal: Journal?
 var rooms: [String: RoomState] = [:]
-if let path = options.statePath {
+if let endpoint = options.backplane {
+    startupNotes.logger.info("rooms kept in redis at \(endpoint) under the prefix \(options.backplanePrefix)")
+} else if let path = options.statePath {
     do {
         (journal, rooms) = try StateFile.open(path: path, policy: options.syncPolicy, log: startupNotes.logger)
     } catch {
@@ -73,12 +76,31 @@ if let path = options.statePath {
 
 let config = ServerConfig(version: NavSyncVersion.current, limits: options.limits, token: token)
 let started = loop.nowMilliseconds
-let server = Server(config: config, catalog: catalog, rooms: rooms, journal: journal, log: log,
+var backplane: RedisRoomStore?
+let server: Server
+if let endpoint = options.backplane {
+    let settings = RedisRoomStore.Settings(endpoint: endpoint, keys: BackplaneKeys(prefix: options.backplanePrefix),
+                                           historyLength: options.limits.historyCount, replaceCatalog: options.replaceCatalog)
+    let store = RedisRoomStore(loop: loop, settings: settings, log: log)
+    server = Server(config: config, catalog: catalog, rooms: [:], store: store, log: log,
                     secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 })
+    // Redis must answer, be new enough and agree on the catalog before anyone is let in.
+    var startError: RedisRoomStore.StartError?
+    store.start { error in
+        startError = error
+        loop.stop()
+    }
+    loop.run()
+    if let startError { fail("backplane: \(startError)", status: 1) }
+    backplane = store
+} else {
+    server = Server(config: config, catalog: catalog, rooms: rooms, journal: journal, log: log,
+                    secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 })
+}
 let door = WebFrontDoor(access: WebAccess(allowedOrigins: options.allowedOrigins), page: WebPage.bytes,
                         maxLineBytes: options.limits.maxLineBytes)
 let daemon = Daemon(loop: loop, server: server, log: log, screensPath: options.screensPath, door: door,
-                    keepaliveSeconds: options.limits.keepaliveSeconds)
+                    keepaliveSeconds: options.limits.keepaliveSeconds, backplane: backplane)
 
 do {
     try daemon.listen(options.listen, unixPath: options.unixPath)
@@ -90,6 +112,8 @@ daemon.installSignalHandlers()
 loop.beforeBlocking { daemon.beforeBlocking() }
 log.info("navsyncd \(NavSyncVersion.current) ready: \(rooms.count) rooms loaded, catalog of \(catalog.screens.count) screens")
 loop.run()
+// hiredis closes its own handles; the loop's shutdown only knows ours.
+backplane?.close()
 loop.shutdown()
 log.info("stopped")
 exit(0)

@@ -1,0 +1,741 @@
+import NavSyncCore
+import NavSyncServer
+import RedisClient
+import UVLoop
+
+/// The rooms of a fleet of daemons, kept in Redis (the backplane).
+///
+/// Each change is one call of the change function in Redis, which compares
+/// revisions, stores, appends to the room's history and publishes. Every
+/// daemon learns every change from the fleet's channel (pub/sub: one
+/// subscription covers every room, and Redis delivers a connection's
+/// messages in the order it published them, which is revision order per
+/// room); a revision that skips ahead is a gap, filled from the room's
+/// history stream, or answered with a `STATE` resync when the stream no
+/// longer holds it. Reads are served from the daemon's view, which follows
+/// the channel.
+///
+/// While Redis cannot be reached every command that needs room state is
+/// refused (`unavailableReason`); the store reconnects with backoff, then
+/// reads every room again and brings each watcher up to date, in order or
+/// with a resync. A Redis that lost the fleet's data (restarted empty,
+/// FLUSHALL) shows a new epoch: every room is resynced, no old event replayed.
+///
+/// Must be used on the loop thread only.
+public final class RedisRoomStore: RoomStore {
+    public struct Settings: Sendable {
+        public var endpoint: RedisEndpoint
+        public var keys: BackplaneKeys
+        /// Entries kept in each room's history stream (about: trimmed with `~`).
+        public var historyLength: Int
+        /// Take this daemon's catalog as the fleet's instead of refusing to start.
+        public var replaceCatalog: Bool
+        public var replyTimeoutMilliseconds: UInt64 = 5_000
+
+        public init(endpoint: RedisEndpoint, keys: BackplaneKeys, historyLength: Int, replaceCatalog: Bool) {
+            self.endpoint = endpoint
+            self.keys = keys
+            self.historyLength = historyLength
+            self.replaceCatalog = replaceCatalog
+        }
+    }
+
+    /// Why the daemon must not start.
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Backoff between reconnection attempts, doubling up to the cap.
+    static let firstRetryMilliseconds: UInt64 = 100
+    static let maxRetryMilliseconds: UInt64 = 2_000
+    /// How often the epoch is read while up: notices a FLUSHALL with no
+    /// change going on, and a Redis that stopped answering.
+    static let heartbeatMilliseconds: UInt64 = 1_000
+    /// A change that meets other daemons' changes this many times in a row is refused.
+    static let maxAttempts = 64
+
+    public weak var delegate: RoomStoreDelegate?
+    private let loop: EventLoop
+    private let settings: Settings
+    private var keys: BackplaneKeys { settings.keys }
+    private let log: Logger
+
+    private var commands: RedisConnection?
+    private var subscriber: RedisConnection?
+    /// Counts connection attempts; callbacks of an older attempt are ignored.
+    private var generation = 0
+    private var isUp = false
+    private var downReason: String
+    private var epoch: String?
+    private var tracks: [String: RoomTrack] = [:]
+    private var retryTimer: LoopTimer?
+    private var heartbeat: LoopTimer?
+    private var retryDelay = firstRetryMilliseconds
+    private var outageStartedAt: UInt64?
+    private var startCompletion: ((StartError?) -> Void)?
+    private var closed = false
+    /// Pushes that arrived while rooms were still being read after a connect.
+    private var heldPushes: [[UInt8]]? = nil
+
+    private(set) var outages: UInt64 = 0
+    private(set) var gapFills: UInt64 = 0
+    private(set) var resyncedRooms: UInt64 = 0
+    private(set) var retriedChanges: UInt64 = 0
+
+    public init(loop: EventLoop, settings: Settings, log: Logger) {
+        self.loop = loop
+        self.settings = settings
+        self.log = log
+        downReason = "connecting to redis at \(settings.endpoint)"
+    }
+
+    /// Connects, checks Redis and the fleet's catalog, reads every room, and
+    /// calls `completion` with nil once the store is up — or with why the
+    /// daemon must not start. Later outages are handled here, not reported.
+    /// `rooms` are delivered to the delegate, which must be set first.
+    public func start(completion: @escaping (StartError?) -> Void) {
+        startCompletion = completion
+        connect()
+    }
+
+    /// Closes both connections (before the loop shuts down: hiredis's
+    /// handles must be closed by hiredis).
+    public func close() {
+        closed = true
+        retryTimer?.close()
+        heartbeat?.close()
+        commands?.close()
+        subscriber?.close()
+        commands = nil
+        subscriber = nil
+    }
+
+    // MARK: - RoomStore
+
+    public var unavailableReason: String? { isUp ? nil : downReason }
+
+    public var persistenceName: String { "redis" }
+
+    public var figures: [(key: String, value: String)] {
+        [("backplane", isUp ? "up" : "down"), ("backplane_outages", String(outages)),
+         ("backplane_gap_fills", String(gapFills)), ("backplane_resynced_rooms", String(resyncedRooms)),
+         ("backplane_retried_changes", String(retriedChanges))]
+    }
+
+    public func endOfTurn() {}
+
+    public func submit(_ change: ChangeRequest) {
+        attempt(change, against: base(of: change.room), tries: 0)
+    }
+
+    /// Stores `catalog` as the fleet's (SIGHUP); every daemon, this one
+    /// included, adopts it from the catalog channel.
+    public func publishCatalog(_ catalog: Catalog, completion: @escaping (String?) -> Void) {
+        guard isUp, let commands else {
+            completion(downReason)
+            return
+        }
+        let json = CatalogFile.encode(catalog)
+        commands.send([Array("SET".utf8), Array(keys.catalog.utf8), json]) { _ in }
+        commands.send(["PUBLISH", keys.catalogChannel, "changed"]) { reply in
+            completion(reply?.unsigned == nil ? "redis did not take the catalog: \(Self.describe(reply))" : nil)
+        }
+    }
+
+    // MARK: - Changes
+
+    /// The state this daemon's next change to `room` is judged against.
+    private func base(of room: String) -> RoomState {
+        let view = viewState(room)
+        if let speculative = tracks[room]?.speculative, speculative.revision > view.revision {
+            return speculative
+        }
+        return view
+    }
+
+    private func viewState(_ room: String) -> RoomState {
+        guard let delegate else { return RoomState(stack: [], revision: 0) }
+        return delegate.storedState(of: room) ?? delegate.changeRules.initialState
+    }
+
+    private func track(_ room: String) -> RoomTrack {
+        if let track = tracks[room] { return track }
+        let track = RoomTrack()
+        tracks[room] = track
+        return track
+    }
+
+    /// Judges the change against `base` and asks Redis to apply it (or, for
+    /// an outcome that changes nothing, to confirm `base` is still current).
+    private func attempt(_ change: ChangeRequest, against base: RoomState, tries: Int) {
+        guard let delegate else { return }
+        guard isUp, let commands, let epoch else {
+            delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason)))
+            return
+        }
+        guard tries < Self.maxAttempts else {
+            delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "the room kept changing under this request; try again")))
+            return
+        }
+        let rules = delegate.changeRules
+        // IF against a revision this daemon's view does not hold: only Redis can tell.
+        if let expected = change.ifRevision, expected != base.revision {
+            confirm(change, revision: expected, tries: tries)
+            return
+        }
+        let outcome = rules.evaluate(change.mutation, ifRevision: change.ifRevision, against: base)
+        guard case .applied(let changed) = outcome else {
+            confirm(change, revision: base.revision, tries: tries) { outcome }
+            return
+        }
+        let room = change.room
+        let track = track(room)
+        track.speculative = changed
+        track.expectedInFlight.append(base.revision)
+        let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: base.revision,
+                                       route: changed.route, op: change.mutation.op,
+                                       historyLength: settings.historyLength, maxRooms: rules.maxRooms)
+        let sent = commands.send(call) { [weak self] reply in
+            self?.answered(change, changed, expected: base.revision, reply: reply, tries: tries)
+        }
+        if !sent {
+            track.removeInFlight(base.revision)
+            delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason)))
+        }
+    }
+
+    private func answered(_ change: ChangeRequest, _ changed: RoomState, expected: UInt64, reply: RedisReply?, tries: Int) {
+        guard let delegate else { return }
+        let room = change.room
+        let track = track(room)
+        track.removeInFlight(expected)
+        defer { releaseParked(room) }
+        switch ChangeFunction.Answer(reply) {
+        case .applied(let revision):
+            guard revision == changed.revision else {
+                fault("redis applied revision \(revision) where \(changed.revision) was sent")
+                return
+            }
+            let view = viewState(room).revision
+            if view + 1 == revision {
+                delegate.changeFinished(change, .applied(changed))
+            } else if view >= revision {
+                // Already reached through a resync: only the reply is owed.
+                delegate.changeFinished(change, .applied(changed))
+            } else {
+                // Earlier events are still on their way: answer when ours arrives.
+                track.acknowledged[revision] = change
+            }
+        case .state(let revision, let route, _):
+            retriedChanges += 1
+            guard let current = state(revision: revision, route: route, room: room) else { return }
+            attempt(change, against: current, tries: tries + 1)
+        case .roomLimit:
+            delegate.changeFinished(change, .refused(delegate.changeRules.roomLimitError))
+        case .epochChanged:
+            delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "the fleet's data in redis was replaced; resynchronising")))
+            fault("the fleet's epoch in redis changed")
+        case nil:
+            if reply == nil {
+                delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "lost the connection to redis; the change may or may not have been applied")))
+            } else {
+                log.error("backplane: unexpected answer to a change of room \(room): \(Self.describe(reply))")
+                delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "redis refused the change: \(Self.describe(reply))")))
+            }
+        }
+    }
+
+    /// Asks Redis for the room's state at `revision`: if it still is, the
+    /// outcome stands (`decided`), or the change is judged against it; if
+    /// not, the change is judged again against what Redis holds.
+    private func confirm(_ change: ChangeRequest, revision: UInt64, tries: Int, decided: (() -> ChangeOutcome)? = nil) {
+        guard let delegate, let commands, let epoch else { return }
+        let call = ChangeFunction.call(keys: keys, epoch: epoch, room: change.room, expected: revision, route: nil,
+                                       op: change.mutation.op, historyLength: settings.historyLength,
+                                       maxRooms: delegate.changeRules.maxRooms)
+        let sent = commands.send(call) { [weak self] reply in
+            guard let self, let delegate = self.delegate else { return }
+            switch ChangeFunction.Answer(reply) {
+            case .state(let current, let route, let matched):
+                guard let state = self.state(revision: current, route: route, room: change.room) else { return }
+                if matched, let decided {
+                    delegate.changeFinished(change, decided())
+                } else if change.ifRevision != nil && change.ifRevision != current {
+                    delegate.changeFinished(change, .refused(ProtocolError(.conflict, "current=\(current)")))
+                } else {
+                    self.attempt(change, against: state, tries: tries + 1)
+                }
+            case .epochChanged:
+                delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "the fleet's data in redis was replaced; resynchronising")))
+                self.fault("the fleet's epoch in redis changed")
+            default:
+                delegate.changeFinished(change, .refused(ProtocolError(.unavailable,
+                    reply == nil ? "lost the connection to redis" : "redis refused the request: \(Self.describe(reply))")))
+            }
+        }
+        if !sent {
+            delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason)))
+        }
+    }
+
+    /// A room state from Redis's rev and route; a route that does not decode
+    /// is a fault of the data in Redis (the connection is restarted).
+    private func state(revision: UInt64, route: String, room: String) -> RoomState? {
+        guard let delegate else { return nil }
+        if revision == 0 { return delegate.changeRules.initialState }
+        switch Route.decode(route) {
+        case .success(let navigation) where !navigation.stack.isEmpty:
+            // The route carries the sheets too: the store needs no change for them.
+            return RoomState(navigation, revision: revision)
+        default:
+            fault("room \(room) holds a route that does not decode: \(route.prefix(80))")
+            return nil
+        }
+    }
+
+    // MARK: - Events from the fleet
+
+    private func pushed(_ reply: RedisReply) {
+        guard let parts = reply.elements, parts.count == 3, parts[0].text == "message",
+              let channel = parts[1].text, case .string(let payload) = parts[2] else { return }
+        if heldPushes != nil {
+            heldPushes?.append(contentsOf: [Array(channel.utf8) + [0]] + [payload])
+            return
+        }
+        deliverPush(channel: channel, payload: payload)
+    }
+
+    private func deliverPush(channel: String, payload: [UInt8]) {
+        if channel == keys.catalogChannel {
+            fetchCatalog()
+            return
+        }
+        guard let (publishedEpoch, change) = PublishedChange.parse(payload) else {
+            log.warn("backplane: ignored a malformed message on \(channel): \(String(decoding: payload.prefix(80), as: UTF8.self))")
+            return
+        }
+        guard publishedEpoch == epoch else {
+            fault("a change was published under another epoch: redis lost or replaced the fleet's data")
+            return
+        }
+        received(change)
+    }
+
+    /// One published change, in channel order.
+    private func received(_ change: PublishedChange) {
+        let track = track(change.room)
+        if !track.parked.isEmpty || track.filling || track.mayBeOwn(change) {
+            track.parked.append(change)
+            return
+        }
+        apply(change)
+    }
+
+    /// Moves the hub's view by one published change, or starts filling a gap.
+    private func apply(_ change: PublishedChange) {
+        guard let delegate else { return }
+        let view = viewState(change.room).revision
+        guard change.revision > view else { return }  // already known (our own, or read from the history)
+        let track = track(change.room)
+        guard change.revision == view + 1 else {
+            track.parked.insert(change, at: 0)
+            fillGap(change.room)
+            return
+        }
+        guard let state = state(revision: change.revision, route: change.route, room: change.room) else { return }
+        if let own = track.acknowledged.removeValue(forKey: change.revision) {
+            delegate.changeFinished(own, .applied(state))
+        } else {
+            delegate.roomChanged(change.room, to: state, op: change.op)
+        }
+    }
+
+    /// Delivers parked events that can no longer be our own change's.
+    private func releaseParked(_ room: String) {
+        guard let track = tracks[room] else { return }
+        while !track.filling, let first = track.parked.first, !track.mayBeOwn(first) {
+            track.parked.removeFirst()
+            apply(first)
+        }
+        if track.isIdle { tracks[room] = nil }
+    }
+
+    /// Reads the room's history after the view's revision; events it holds
+    /// in order are applied, a history that starts too late means a resync.
+    private func fillGap(_ room: String, then: (() -> Void)? = nil) {
+        let track = track(room)
+        guard !track.filling, let commands else { return }
+        track.filling = true
+        gapFills += 1
+        let from = viewState(room).revision + 1
+        commands.send(["XRANGE", keys.history(room), "\(from)-0", "+"]) { [weak self] reply in
+            guard let self else { return }
+            track.filling = false
+            guard let entries = reply?.elements else {
+                if reply != nil { self.log.error("backplane: history of room \(room) unreadable: \(Self.describe(reply))") }
+                return
+            }
+            var changes: [PublishedChange] = []
+            for entry in entries {
+                guard let parts = entry.elements, parts.count == 2, let id = parts[0].text,
+                      let rev = UInt64(id.prefix { $0 != "-" }), let fields = parts[1].elements else { continue }
+                var op = "", route = ""
+                for i in stride(from: 0, to: fields.count - 1, by: 2) {
+                    if fields[i].text == "op" { op = fields[i + 1].text ?? "" }
+                    if fields[i].text == "route" { route = fields[i + 1].text ?? "" }
+                }
+                changes.append(PublishedChange(room: room, revision: rev, op: op, route: route))
+            }
+            if let first = changes.first, first.revision == from {
+                for change in changes { self.apply(change) }
+            } else if !entries.isEmpty || !track.parked.isEmpty {
+                // The events after the view are gone from the history: a resync.
+                self.replaceFromRedis(room, then: then)
+                return
+            }
+            then?()
+            self.releaseParked(room)
+        }
+    }
+
+    /// Reads the room's state and hands it to the hub whole (watchers resync).
+    private func replaceFromRedis(_ room: String, then: (() -> Void)? = nil) {
+        guard let commands else { return }
+        let track = track(room)
+        track.filling = true
+        commands.send(["HMGET", keys.state(room), "rev", "route"]) { [weak self] reply in
+            guard let self else { return }
+            track.filling = false
+            guard let parts = reply?.elements, parts.count == 2 else { return }
+            let rev = parts[0].unsigned ?? 0
+            let state = rev == 0 ? nil : self.state(revision: rev, route: parts[1].text ?? "", room: room)
+            if rev != 0 && state == nil { return }
+            self.replace(room, with: state)
+            then?()
+            self.releaseParked(room)
+        }
+    }
+
+    private func replace(_ room: String, with state: RoomState?) {
+        guard let delegate else { return }
+        resyncedRooms += 1
+        delegate.roomReplaced(room, with: state)
+        // Changes Redis acknowledged are inside the new state (or were lost with Redis's data).
+        if let track = tracks[room] {
+            for (_, change) in track.acknowledged.sorted(by: { $0.key < $1.key }) {
+                delegate.changeFinished(change, .applied(delegate.storedState(of: room) ?? delegate.changeRules.initialState))
+            }
+            track.acknowledged.removeAll()
+            track.parked.removeAll { $0.revision <= (state?.revision ?? 0) }
+        }
+    }
+
+    // MARK: - The catalog
+
+    private func fetchCatalog() {
+        commands?.send(["GET", keys.catalog]) { [weak self] reply in
+            guard let self, let delegate = self.delegate, case .string(let json) = reply else { return }
+            do {
+                let fleet = try CatalogFile.decode(json)
+                if let difference = delegate.changeRules.catalog.firstDifference(from: fleet) {
+                    delegate.catalogChanged(to: fleet)
+                    self.log.info("backplane: adopted the fleet's new catalog (\(fleet.screens.count) screens; first change: \(difference))")
+                }
+            } catch {
+                self.log.error("backplane: the catalog stored in redis is not valid, kept ours: \(error)")
+            }
+        }
+    }
+
+    // MARK: - Connecting
+
+    private func connect() {
+        guard !closed else { return }
+        generation += 1
+        let current = generation
+        var ready = 0
+        let bothReady = { [weak self] in
+            ready += 1
+            if ready == 2 { self?.handshake(current) }
+        }
+        let lost = { [weak self] (reason: String) -> Void in self?.lost(current, reason) }
+        commands = RedisConnection(loop: loop, endpoint: settings.endpoint,
+                                   replyTimeoutMilliseconds: settings.replyTimeoutMilliseconds,
+                                   onReady: bothReady, onGone: lost)
+        subscriber = RedisConnection(loop: loop, endpoint: settings.endpoint,
+                                     replyTimeoutMilliseconds: settings.replyTimeoutMilliseconds,
+                                     onReady: bothReady, onGone: lost)
+    }
+
+    /// Checks the server, loads the function, agrees on the epoch and the
+    /// catalog, subscribes, reads every room; then the store is up.
+    private func handshake(_ current: Int) {
+        guard current == generation, let commands else { return }
+        let step = { [weak self] (what: String, reply: RedisReply?, next: () -> Void) in
+            guard let self, current == self.generation else { return }
+            if let error = reply?.errorText {
+                self.refuse("redis refused \(what): \(error)")
+                return
+            }
+            guard reply != nil else { return }  // the connection is gone; `lost` handles it
+            next()
+        }
+        commands.send(["INFO", "server"]) { reply in
+            step("INFO", reply) {
+                let info = reply?.text ?? ""
+                let version = info.split(whereSeparator: \.isNewline).first { $0.hasPrefix("redis_version:") }
+                    .map { String($0.dropFirst("redis_version:".count)) } ?? "unknown"
+                guard let major = Int(version.prefix { $0 != "." }), major >= 7 else {
+                    self.refuse("redis \(version) is too old: the backplane needs 7.0 or newer (functions)", fatal: true)
+                    return
+                }
+                commands.send(["FUNCTION", "LOAD", "REPLACE", ChangeFunction.source]) { reply in
+                    step("FUNCTION LOAD", reply) { self.agreeOnEpoch(current) }
+                }
+            }
+        }
+    }
+
+    private func agreeOnEpoch(_ current: Int) {
+        guard let commands else { return }
+        var generator = SystemRandomNumberGenerator()
+        let fresh = String(generator.next(), radix: 16) + String(generator.next(), radix: 16)
+        commands.send(["SET", keys.epoch, fresh, "NX"]) { _ in }
+        commands.send(["GET", keys.epoch]) { [weak self] reply in
+            guard let self, current == self.generation, let value = reply?.text else { return }
+            if let known = self.epoch, known != value {
+                self.log.warn("backplane: redis holds a new epoch (its data was lost or replaced): every room is resynced")
+                self.forgetEveryRoom()
+            }
+            self.epoch = value
+            self.agreeOnCatalog(current)
+        }
+    }
+
+    /// Every room back to "never changed"; watchers are resynced, and the
+    /// rooms Redis holds now are read next.
+    private func forgetEveryRoom() {
+        guard let delegate else { return }
+        for room in delegate.roomStates.keys.sorted() { replace(room, with: nil) }
+        tracks.removeAll()
+    }
+
+    private func agreeOnCatalog(_ current: Int) {
+        guard let commands, let delegate else { return }
+        let ours = delegate.changeRules.catalog
+        let starting = startCompletion != nil
+        commands.send([Array("SET".utf8), Array(keys.catalog.utf8), CatalogFile.encode(ours), Array("NX".utf8)]) { _ in }
+        commands.send(["GET", keys.catalog]) { [weak self] reply in
+            guard let self, current == self.generation, case .string(let json) = reply else { return }
+            let fleet: Catalog
+            do {
+                fleet = try CatalogFile.decode(json)
+            } catch {
+                guard starting && self.settings.replaceCatalog else {
+                    self.refuse("the fleet's catalog in redis (\(self.keys.catalog)) is not valid: \(error)", fatal: starting)
+                    return
+                }
+                fleet = ours
+            }
+            if let difference = ours.firstDifference(from: fleet) {
+                if starting && self.settings.replaceCatalog && fleet.initial != ours.initial {
+                    // --replace-catalog works as a SIGHUP would, and a reload may not move `initial`:
+                    // rooms never changed would show another screen at the same revision.
+                    self.refuse("--replace-catalog cannot change the fleet's initial screen (\(difference))", fatal: true)
+                    return
+                } else if starting && self.settings.replaceCatalog {
+                    commands.send([Array("SET".utf8), Array(self.keys.catalog.utf8), CatalogFile.encode(ours)]) { _ in }
+                    commands.send(["PUBLISH", self.keys.catalogChannel, "changed"]) { _ in }
+                    self.log.warn("backplane: replaced the fleet's catalog with this daemon's (--replace-catalog; first difference: \(difference))")
+                } else if starting {
+                    self.refuse("this daemon's catalog differs from the fleet's in redis (\(self.keys.catalog)): \(difference); "
+                                + "start it with the same --screens file, or with --replace-catalog to make it the fleet's", fatal: true)
+                    return
+                } else {
+                    delegate.catalogChanged(to: fleet)
+                    self.log.info("backplane: adopted the fleet's catalog, changed while this daemon was cut off (first difference: \(difference))")
+                }
+            }
+            self.subscribe(current)
+        }
+    }
+
+    private func subscribe(_ current: Int) {
+        guard let subscriber else { return }
+        var confirmations = 0
+        heldPushes = []
+        subscriber.subscribe([keys.changesChannel, keys.catalogChannel]) { [weak self] reply in
+            guard let self, current == self.generation else { return }
+            if reply.elements?.first?.text == "subscribe" {
+                confirmations += 1
+                if confirmations == 2 { self.readEveryRoom(current) }
+                return
+            }
+            self.pushed(reply)
+        }
+    }
+
+    /// After subscribing (so no change falls between): every room Redis
+    /// holds, compared with the view; behind is filled from the history or
+    /// resynced, ahead (Redis lost changes) is resynced.
+    private func readEveryRoom(_ current: Int) {
+        guard let commands else { return }
+        commands.send(["SMEMBERS", keys.rooms]) { [weak self] reply in
+            guard let self, current == self.generation, let delegate = self.delegate else { return }
+            guard let members = reply?.elements else {
+                if reply != nil { self.refuse("redis answered SMEMBERS \(self.keys.rooms) with \(Self.describe(reply))") }
+                return
+            }
+            var names = Set(members.compactMap(\.text).filter(Names.isValid))
+            names.formUnion(delegate.roomStates.keys)
+            var waiting = names.count + 1
+            let oneDone = {
+                waiting -= 1
+                if waiting == 0 { self.becomeUp(current) }
+            }
+            for room in names.sorted() {
+                commands.send(["HMGET", self.keys.state(room), "rev", "route"]) { reply in
+                    guard current == self.generation, let parts = reply?.elements, parts.count == 2 else { return }
+                    self.reconcile(room, rev: parts[0].unsigned ?? 0, route: parts[1].text ?? "", then: oneDone)
+                }
+            }
+            oneDone()
+        }
+    }
+
+    private func reconcile(_ room: String, rev: UInt64, route: String, then: @escaping () -> Void) {
+        let view = viewState(room)
+        if rev == view.revision {
+            if rev != 0 && route != view.route { replace(room, with: state(revision: rev, route: route, room: room)) }
+            then()
+        } else if rev > view.revision {
+            fillGap(room, then: then)
+        } else {
+            log.warn("backplane: room \(room) is at revision \(rev) in redis, behind this daemon's \(view.revision): resynced")
+            replace(room, with: rev == 0 ? nil : state(revision: rev, route: route, room: room))
+            then()
+        }
+    }
+
+    private func becomeUp(_ current: Int) {
+        guard current == generation else { return }
+        isUp = true
+        retryDelay = Self.firstRetryMilliseconds
+        if let started = outageStartedAt {
+            log.info("backplane: redis at \(settings.endpoint) is back after \(loop.nowMilliseconds &- started) ms; every room caught up")
+            outageStartedAt = nil
+        }
+        let held = heldPushes ?? []
+        heldPushes = nil
+        for i in stride(from: 0, to: held.count - 1, by: 2) {
+            deliverPush(channel: String(decoding: held[i].dropLast(), as: UTF8.self), payload: held[i + 1])
+        }
+        startHeartbeat(current)
+        if let completion = startCompletion {
+            startCompletion = nil
+            completion(nil)
+        }
+    }
+
+    private func startHeartbeat(_ current: Int) {
+        heartbeat?.close()
+        let timer = LoopTimer(loop: loop)
+        timer.start(afterMilliseconds: Self.heartbeatMilliseconds, repeatMilliseconds: Self.heartbeatMilliseconds) { [weak self] in
+            guard let self, current == self.generation, let commands = self.commands else { return }
+            commands.send(["GET", self.keys.epoch]) { reply in
+                guard current == self.generation, let reply else { return }
+                if reply.text != self.epoch {
+                    self.fault("the fleet's epoch in redis changed (data lost or flushed)")
+                }
+            }
+        }
+        heartbeat = timer
+    }
+
+    // MARK: - Failures
+
+    /// A connection of the current attempt was lost or could not be made.
+    private func lost(_ current: Int, _ reason: String) {
+        guard current == generation else { return }
+        goDown("redis at \(settings.endpoint) unreachable: \(reason)")
+    }
+
+    /// Something Redis said cannot be trusted: start the connection over,
+    /// which re-reads every room.
+    private func fault(_ reason: String) {
+        guard !closed else { return }
+        log.warn("backplane: \(reason); reconnecting to resynchronise")
+        goDown("resynchronising with redis: \(reason)")
+    }
+
+    /// A refusal during the handshake: fatal at start (the daemon exits),
+    /// otherwise an outage retried with backoff.
+    private func refuse(_ reason: String, fatal: Bool = false) {
+        if let completion = startCompletion, fatal {
+            startCompletion = nil
+            close()
+            completion(StartError(description: reason))
+            return
+        }
+        goDown(reason)
+    }
+
+    private func goDown(_ reason: String) {
+        guard !closed else { return }
+        let wasUp = isUp
+        isUp = false
+        downReason = reason
+        generation += 1
+        heartbeat?.close()
+        heartbeat = nil
+        heldPushes = nil
+        let oldCommands = commands, oldSubscriber = subscriber
+        commands = nil
+        subscriber = nil
+        if let completion = startCompletion {
+            startCompletion = nil
+            oldCommands?.close()
+            oldSubscriber?.close()
+            close()
+            completion(StartError(description: "cannot use redis at \(settings.endpoint): \(reason)"))
+            return
+        }
+        if wasUp {
+            outages += 1
+            outageStartedAt = loop.nowMilliseconds
+            log.warn("backplane down: \(reason); refusing room commands (ERR unavailable) and reconnecting")
+        }
+        // Changes in flight are answered `unavailable` by their reply handlers (nil replies).
+        oldCommands?.close()
+        oldSubscriber?.close()
+        for (_, track) in tracks {
+            track.parked.removeAll()
+            track.filling = false
+        }
+        scheduleReconnect()
+    }
+
+    private func scheduleReconnect() {
+        retryTimer?.close()
+        let timer = LoopTimer(loop: loop)
+        let delay = retryDelay
+        retryDelay = min(retryDelay * 2, Self.maxRetryMilliseconds)
+        timer.start(afterMilliseconds: delay) { [weak self, timer] in
+            timer.close()
+            self?.connect()
+        }
+        retryTimer = timer
+    }
+
+    static func describe(_ reply: RedisReply?) -> String {
+        guard let reply else { return "no reply" }
+        switch reply {
+        case .error(let text): return text
+        case .status(let text): return text
+        case .string(let bytes): return "\"\(String(decoding: bytes.prefix(80), as: UTF8.self))\""
+        case .integer(let value): return String(value)
+        case .null: return "nil"
+        case .array(let elements): return "an array of \(elements.count)"
+        }
+    }
+}
