@@ -31,7 +31,8 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
         process.executableURL = URL(fileURLWithPath: Binaries.daemon)
         var arguments = extra
         if !extra.contains(where: { $0.hasPrefix("--listen") }) { arguments += ["--listen", "127.0.0.1:0"] }
-        if !extra.contains(where: { $0.hasPrefix("--state") }) { arguments += ["--state", statePath] }
+        // A backplane daemon keeps no state file (--state with it is refused).
+        if !extra.contains(where: { $0.hasPrefix("--state") || $0.hasPrefix("--backplane") }) { arguments += ["--state", statePath] }
         if let shellSetup {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", shellSetup + "; exec \"$0\" \"$@\"", Binaries.daemon] + arguments

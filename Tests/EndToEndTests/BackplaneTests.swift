@@ -1,0 +1,229 @@
+import Foundation
+import RedisServerHarness
+import XCTest
+
+/// Several daemons on one real redis-server of the test's own (BACKPLANE.md):
+/// to every client the fleet behaves like one daemon.
+final class BackplaneTests: XCTestCase {
+    private func fleet(_ redis: RedisServerProcess, _ count: Int, _ extra: [String] = []) throws -> [DaemonProcess] {
+        try (0..<count).map { _ in try DaemonProcess(arguments: ["--backplane", redis.url] + extra) }
+    }
+
+    /// Reads `STATE` then events until `revision`; returns the (rev, line) pairs after the STATE.
+    private func events(_ watcher: LineClient, through revision: Int, timeout: TimeInterval = 20) throws -> [String] {
+        var lines: [String] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let line = try watcher.readLine(timeout: max(0.01, deadline.timeIntervalSinceNow))
+            lines.append(line)
+            let parts = line.split(separator: " ")
+            if parts.count >= 2, let rev = Int(parts[1]), rev >= revision { return lines }
+        }
+    }
+
+    private func revision(of line: String) -> Int? {
+        let parts = line.split(separator: " ")
+        return parts.count >= 2 ? Int(parts[1]) : nil
+    }
+
+    func test_fleet_writersAndWatchersOnEveryDaemon_identicalGapFreeStreams_endingAtGet() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let daemons = try fleet(redis, 3)
+        defer { daemons.forEach { $0.stop() } }
+        let watchers = try daemons.map { try $0.connect() }
+        for watcher in watchers { XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red") }
+        let perWriter = 100
+        let writers = try daemons.map { try $0.connect() }
+        // Every writer pipelines its changes at once; all three daemons write at the same time.
+        for (w, writer) in writers.enumerated() {
+            writer.send((0..<perWriter).map { "OPEN /red/blue:w\(w)-\($0)\n" }.joined())
+        }
+        var acknowledged: [Int] = []
+        for writer in writers {
+            for line in try writer.readLines(perWriter) {
+                XCTAssertTrue(line.hasPrefix("OK "), line)
+                acknowledged.append(revision(of: line) ?? -1)
+            }
+        }
+        let total = perWriter * writers.count
+        XCTAssertEqual(acknowledged.sorted(), Array(1...total), "every change got its own revision")
+        var streams: [[String]] = []
+        for watcher in watchers {
+            let stream = try events(watcher, through: total)
+            XCTAssertEqual(stream.compactMap(revision), Array(1...total), "gap-free, in order, no duplicate")
+            streams.append(stream)
+        }
+        XCTAssertEqual(streams[0], streams[1])
+        XCTAssertEqual(streams[1], streams[2])
+        let last = streams[0].last!.split(separator: " ").last.map(String.init)!
+        for daemon in daemons {
+            XCTAssertEqual(try daemon.connect().request("GET"), "STATE \(total) \(last)")
+        }
+    }
+
+    func test_fleet_racingIf_onTwoDaemons_exactlyOneWins() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let daemons = try fleet(redis, 2)
+        defer { daemons.forEach { $0.stop() } }
+        let a = try daemons[0].connect(), b = try daemons[1].connect()
+        for round in 0..<20 {
+            a.send("IF \(round) PUSH green\n")
+            b.send("IF \(round) PUSH blue\n")
+            let answers = [try a.readLine(), try b.readLine()]
+            XCTAssertEqual(answers.filter { $0 == "OK \(round + 1)" }.count, 1, "round \(round): \(answers)")
+            XCTAssertEqual(answers.filter { $0 == "ERR conflict current=\(round + 1)" }.count, 1, "round \(round): \(answers)")
+        }
+    }
+
+    func test_fleet_daemonKilled_othersCarryOn_andItsClientsMoveOver() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let daemons = try fleet(redis, 3)
+        defer { daemons.forEach { $0.stop() } }
+        let watcher = try daemons[2].connect()
+        XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red")
+        let doomed = try daemons[0].connect(), survivor = try daemons[1].connect()
+        doomed.send((0..<50).map { "OPEN /red/blue:a\($0)\n" }.joined())
+        survivor.send((0..<50).map { "OPEN /red/green/blue:b\($0)\n" }.joined())
+        kill(daemons[0].pid, SIGKILL)
+        _ = try survivor.readLines(50)
+        // A client of the dead daemon goes to another address and finds every acknowledged change.
+        let moved = try daemons[1].connect()
+        let state = try moved.request("GET")
+        let rev = revision(of: state) ?? 0
+        XCTAssertGreaterThanOrEqual(rev, 50)
+        let stream = try events(watcher, through: rev)
+        XCTAssertEqual(stream.compactMap(revision), Array(1...rev))
+        XCTAssertEqual(stream.last.map { String($0.split(separator: " ").last!) }, String(state.split(separator: " ").last!))
+    }
+
+    func test_fleet_redisKilledAndRestarted_noAcknowledgedRevisionLost_unavailableMeanwhile_watchersCatchUp() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let daemons = try fleet(redis, 2)
+        defer { daemons.forEach { $0.stop() } }
+        let watcher = try daemons[1].connect()
+        XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red")
+        let writer = try daemons[0].connect()
+        var acknowledged: [Int: String] = [:]
+        var refusals: [String] = []
+        var restarted = false
+        var restartedAt = Date()
+        var n = 0
+        var watched: [String] = []
+        var caughtUp: TimeInterval?
+        while acknowledged.count < 120 {
+            n += 1
+            let route = "/red/blue:n\(n)"
+            let answer = try writer.request("OPEN \(route)")
+            if answer.hasPrefix("OK ") {
+                acknowledged[revision(of: answer)!] = route
+                if restarted && caughtUp == nil {
+                    // The first change after the restart: how long until the watcher holds it?
+                    let target = revision(of: answer)!
+                    while let line = try? watcher.readLine(timeout: 20), let rev = revision(of: line) {
+                        watched.append(line)
+                        if rev >= target { break }
+                    }
+                    caughtUp = Date().timeIntervalSince(restartedAt)
+                }
+            } else {
+                XCTAssertTrue(answer.hasPrefix("ERR unavailable "), answer)
+                refusals.append(answer)
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            if acknowledged.count == 60 && !restarted {
+                redis.kill9()
+                XCTAssertTrue(try writer.request("GET").hasPrefix("ERR unavailable "))
+                XCTAssertEqual(try writer.request("PING"), "PONG", "PING still answers")
+                try redis.restart()
+                restarted = true
+                restartedAt = Date()
+            }
+        }
+        XCTAssertFalse(refusals.isEmpty, "the outage was seen as ERR unavailable")
+        let last = acknowledged.keys.max()!
+        let stream = watched + (try events(watcher, through: last))
+        print("backplane: the watcher held the first change after the redis restart "
+              + "\(String(format: "%.3f", caughtUp ?? -1)) s after redis was ready again; \(refusals.count) refusals")
+        let byRevision = Dictionary(stream.compactMap { line in revision(of: line).map { ($0, line) } }, uniquingKeysWith: { $1 })
+        XCTAssertEqual(stream.compactMap(revision), Array(1...last), "gap-free across the outage")
+        for (rev, route) in acknowledged {
+            XCTAssertEqual(byRevision[rev], "EVENT \(rev) open \(route)", "acknowledged revision \(rev) survived")
+        }
+        XCTAssertTrue(daemons[0].log.contains("backplane down"), daemons[0].log)
+        XCTAssertEqual(daemons[0].log.components(separatedBy: "backplane down").count - 1, 1, "one line per outage")
+    }
+
+    func test_fleet_redisEmptiedWhileWatching_watchersResync_noOldEventReplayed() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let daemons = try fleet(redis, 2)
+        defer { daemons.forEach { $0.stop() } }
+        let watcher = try daemons[1].connect()
+        XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red")
+        let writer = try daemons[0].connect()
+        for _ in 0..<3 { _ = try writer.request("PUSH green") }
+        XCTAssertEqual(try watcher.readLines(3).compactMap(revision), [1, 2, 3])
+        _ = try redis.cli(["FLUSHALL"])
+        XCTAssertEqual(try watcher.readLine(timeout: 10), "STATE 0 /red", "a resync to the emptied store")
+        XCTAssertTrue(try waitUntil(timeout: 10) { try writer.request("PUSH blue").hasPrefix("OK 1") })
+        XCTAssertEqual(try watcher.readLine(), "EVENT 1 push /red/blue")
+    }
+
+    func test_fleet_redisDownAtStart_exitsOne_withOneLine() throws {
+        let result = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--backplane", "redis://127.0.0.1:\(closedPort())"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("navsyncd: backplane: cannot use redis at redis://127.0.0.1:"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("listening on"), result.stderr)
+    }
+
+    func test_backplane_usageErrors_exit64() throws {
+        for arguments in [["--backplane", "redis://127.0.0.1:6379", "--state", "none"],
+                          ["--backplane", "127.0.0.1:6379"],
+                          ["--backplane", "redis://127.0.0.1:6379", "--backplane-prefix", "a{b}"],
+                          ["--replace-catalog"]] {
+            let result = try runProcess(Binaries.daemon, arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            XCTAssertEqual(result.stderr.filter { $0 == "\n" }.count, 1, result.stderr)
+        }
+    }
+
+    func test_fleet_catalogMismatch_refusesToStart_unlessReplaceCatalog_thenTheFleetAdoptsIt() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let first = try DaemonProcess(arguments: ["--backplane", redis.url])
+        defer { first.stop() }
+        let flow = try directory.write("flow.json", """
+            {"initial": "viewA", "screens": [
+              {"name": "viewA", "title": "View A", "color": "cyan", "next": "viewB"},
+              {"name": "viewB", "title": "View B", "color": "magenta", "next": "viewA"}]}
+            """)
+        let refused = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--backplane", redis.url, "--screens", flow])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains("initial: \"viewA\" here, \"red\" there"), refused.stderr)
+        let replacing = try DaemonProcess(arguments: ["--backplane", redis.url, "--screens", flow, "--replace-catalog"])
+        defer { replacing.stop() }
+        let client = try first.connect()
+        XCTAssertTrue(try waitUntil(timeout: 5) { try client.requestList("SCREENS").first?.hasPrefix("SCREEN viewA ") == true },
+                      "the first daemon adopted the fleet's new catalog")
+    }
+
+    func test_fleet_prefixesIsolateFleets_onOneRedis() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let blue = try DaemonProcess(arguments: ["--backplane", redis.url, "--backplane-prefix", "blue:"])
+        defer { blue.stop() }
+        let green = try DaemonProcess(arguments: ["--backplane", redis.url, "--backplane-prefix", "green:"])
+        defer { green.stop() }
+        XCTAssertEqual(try blue.connect().request("PUSH blue"), "OK 1")
+        XCTAssertEqual(try green.connect().request("GET"), "STATE 0 /red")
+        XCTAssertEqual(try green.connect().request("PUSH green"), "OK 1")
+        XCTAssertEqual(try blue.connect().request("GET"), "STATE 1 /red/blue")
+        XCTAssertEqual(try redis.cli(["HGET", "blue:{main}:state", "route"]), "/red/blue\n")
+    }
+}
