@@ -130,6 +130,10 @@ final class WebExchange {
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
                                 body: Array(server.metricsText(extra: door.metrics).utf8), closesConnection: closes)
         case .room(let name):
+            // With the backplane down the daemon's view may be stale (BACKPLANE.md: /rooms is refused too).
+            guard server.storeIsAvailable else {
+                return HTTPResponse(status: 503, body: Array("backplane down".utf8), closesConnection: closes)
+            }
             return HTTPResponse(status: 200, contentType: "application/json", body: server.roomJSON(name),
                                 closesConnection: closes)
         case .webSocket:
