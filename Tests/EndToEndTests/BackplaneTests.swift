@@ -77,6 +77,25 @@ final class BackplaneTests: XCTestCase {
         }
     }
 
+    func test_fleet_watchAfterRev_continuesOnAnotherDaemon_evenOneStartedLater() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let daemons = try fleet(redis, 2)
+        defer { daemons.forEach { $0.stop() } }
+        let writer = try daemons[0].connect()
+        for screen in ["green", "blue", "green", "blue", "green"] { _ = try writer.request("PUSH \(screen)") }
+        let late = try DaemonProcess(arguments: ["--backplane", redis.url])
+        defer { late.stop() }
+        for daemon in [daemons[1], late] {
+            let resumer = try daemon.connect()
+            XCTAssertTrue(try waitUntil { try resumer.request("GET").hasPrefix("STATE 5 ") })
+            resumer.send("WATCH 2\n")
+            XCTAssertEqual(try resumer.readLines(4), ["CONTINUE 2", "EVENT 3 push /red/green/blue/green",
+                                                      "EVENT 4 push /red/green/blue/green/blue",
+                                                      "EVENT 5 push /red/green/blue/green/blue/green"])
+        }
+    }
+
     func test_fleet_daemonKilled_othersCarryOn_andItsClientsMoveOver() throws {
         let redis = try RedisServerProcess()
         defer { redis.remove() }
