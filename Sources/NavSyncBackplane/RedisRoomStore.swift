@@ -388,8 +388,17 @@ public final class RedisRoomStore: RoomStore {
             }
             if let first = changes.first, first.revision == from {
                 for change in changes { self.apply(change) }
-            } else if !entries.isEmpty || !track.parked.isEmpty {
-                // The events after the view are gone from the history: a resync.
+            } else if let first = changes.first, first.revision > from {
+                // The history no longer reaches back to the view. Its oldest
+                // entry carries the whole state at that revision: resync
+                // watchers to it, then give them the rest in order (so the
+                // hub's own history holds them for WATCH <rev>).
+                guard let state = self.state(revision: first.revision, route: first.route, room: room) else { return }
+                self.replace(room, with: state)
+                for change in changes.dropFirst() { self.apply(change) }
+            } else {
+                // Called only when the room is known to be ahead, yet the
+                // history holds nothing after the view: read the room whole.
                 self.replaceFromRedis(room, then: then)
                 return
             }
