@@ -13,7 +13,8 @@ struct ClientOptions {
         case watch
     }
 
-    var endpoint = Endpoint.defaultAddress
+    /// Tried in turn (several daemons sharing a backplane).
+    var endpoints = [Endpoint.defaultAddress]
     var room: String?
     var tokenPath: String?
     var mode: Mode = .ui(explicit: false)
@@ -26,7 +27,7 @@ struct ClientOptions {
         shortAliases: ["h": "help"])
 
     static let usage = """
-        usage: navsync [--connect HOST:PORT | --unix PATH] [--room ROOM] [--token-file FILE] [COMMAND]
+        usage: navsync [--connect HOST:PORT[,HOST:PORT...] | --unix PATH] [--room ROOM] [--token-file FILE] [COMMAND]
 
         commands:
           (none), ui            full-screen client (needs a terminal)
@@ -42,7 +43,8 @@ struct ClientOptions {
 
         options:
           --connect HOST:PORT   daemon address (default $NAVSYNC_ADDR, else 127.0.0.1:7878;
-                                $NAVSYNC_ADDR may also be unix:PATH)
+                                $NAVSYNC_ADDR may also be unix:PATH); a comma-separated
+                                list (daemons sharing a backplane) is tried in turn
           --unix PATH           connect to a Unix domain socket instead
           --room ROOM           work in this room (default main)
           --token-file FILE     authenticate with the first line of FILE
@@ -65,16 +67,16 @@ struct ClientOptions {
         case (_?, _?):
             throw CommandLineSpec.UsageError("--connect and --unix cannot be used together")
         case (let address?, nil):
-            options.endpoint = try Endpoint.parse(address, source: "--connect")
-            if case .unix = options.endpoint {
+            options.endpoints = try Endpoint.parseList(address, source: "--connect")
+            if options.endpoints.contains(where: { if case .unix = $0 { true } else { false } }) {
                 throw CommandLineSpec.UsageError("--connect wants HOST:PORT; use --unix for a socket path")
             }
         case (nil, let path?):
             guard !path.isEmpty else { throw CommandLineSpec.UsageError("--unix needs a path") }
-            options.endpoint = .unix(path: path)
+            options.endpoints = [.unix(path: path)]
         case (nil, nil):
             if let address = environment["NAVSYNC_ADDR"], !address.isEmpty {
-                options.endpoint = try Endpoint.parse(address, source: "$NAVSYNC_ADDR")
+                options.endpoints = try Endpoint.parseList(address, source: "$NAVSYNC_ADDR")
             }
         }
 

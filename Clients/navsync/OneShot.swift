@@ -6,9 +6,9 @@ import UVLoop
 /// command, print its answer, exit. No retry: a daemon that cannot be reached
 /// is reported at once.
 enum OneShot {
-    static func run(_ request: ClientRequest, endpoint: Endpoint, room: String?, token: String?) -> Int32 {
+    static func run(_ request: ClientRequest, endpoints: [Endpoint], room: String?, token: String?) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
-        let driver = ClientDriver(loop: loop, endpoint: endpoint, options: .oneShot(room: room, token: token))
+        let driver = ClientDriver(loop: loop, endpoints: endpoints, options: .oneShot(room: room, token: token))
         var status: Int32 = 1
         var reachedDaemon = false
         var finished = false
@@ -20,7 +20,7 @@ enum OneShot {
                 reachedDaemon = true
             case .reply(_, let reply):
                 finished = true
-                status = report(reply, for: request, endpoint: endpoint, reachedDaemon: reachedDaemon)
+                status = report(reply, for: request, endpoint: driver.endpoint, reachedDaemon: reachedDaemon)
                 driver.stop()
                 loop.stop()
             default:

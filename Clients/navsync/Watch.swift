@@ -7,9 +7,9 @@ import UVLoop
 /// SIGTERM. Lost connections are retried; after each (re)connect and each
 /// resync the whole state is printed again as `REV state ROUTE`.
 enum Watch {
-    static func run(endpoint: Endpoint, room: String?, token: String?) -> Int32 {
+    static func run(endpoints: [Endpoint], room: String?, token: String?) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
-        let driver = ClientDriver(loop: loop, endpoint: endpoint, options: .stream(room: room, token: token))
+        let driver = ClientDriver(loop: loop, endpoints: endpoints, options: .stream(room: room, token: token))
         let roomName = room ?? "main"
         var status: Int32 = 0
         var signals: [SignalWatcher] = []
@@ -31,7 +31,7 @@ enum Watch {
             case .gap(let expected, let received):
                 Output.log("warn", "revision \(received) arrived where \(expected) was due; resynchronising")
             case .link(.live):
-                Output.log("info", "watching room \(roomName) on \(endpoint)")
+                Output.log("info", "watching room \(roomName) on \(driver.endpoint)")
             case .link(.waiting(let retryAt, let failures, let reason)):
                 let what = failures > 1 ? "still no connection" : "connection lost"
                 Output.log("warn", "\(what) (\(reason)); retrying in \(Output.seconds(retryAt &- driver.now))")

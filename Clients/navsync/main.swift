@@ -36,9 +36,9 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
 
     switch options.mode {
     case .oneShot(let request):
-        return OneShot.run(request, endpoint: options.endpoint, room: options.room, token: token)
+        return OneShot.run(request, endpoints: options.endpoints, room: options.room, token: token)
     case .watch:
-        return Watch.run(endpoint: options.endpoint, room: options.room, token: token)
+        return Watch.run(endpoints: options.endpoints, room: options.room, token: token)
     case .ui(let explicit):
         guard isatty(0) == 1, isatty(1) == 1 else {
             if explicit {
@@ -48,7 +48,7 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
             }
             return 64
         }
-        return TerminalApp.run(endpoint: options.endpoint, room: options.room, token: token, environment: environment)
+        return TerminalApp.run(endpoints: options.endpoints, room: options.room, token: token, environment: environment)
     }
 }
 

@@ -14,6 +14,8 @@ public final class ClientDriver {
     /// The address of the current (or the last) connect attempt.
     public private(set) var endpoint: Endpoint
     private var nextEndpoint = 0
+    /// Addresses that failed one after another in the current round.
+    private var failedThisRound = 0
     public private(set) var client: SyncClient
     /// Called for every note, in order, on the loop thread. It may call `submit` or `stop`.
     public var onNote: ((ClientNote) -> Void)?
@@ -154,8 +156,7 @@ public final class ClientDriver {
             StreamConnection.connectUnix(loop: loop, path: path, completion: completion)
         case .tcp(let host, let port):
             guard let address = Self.resolve(host) else {
-                // We are inside `perform`, so this joins its queue rather than re-entering.
-                perform(client.connectFailed("cannot resolve host \(host)", now: now))
+                attemptFailed("cannot resolve host \(host)")
                 return
             }
             StreamConnection.connectTCP(loop: loop, host: address, port: port, completion: completion)
@@ -169,8 +170,9 @@ public final class ClientDriver {
         }
         switch result {
         case .failure(let error):
-            perform(client.connectFailed(error.description, now: now))
+            attemptFailed(error.description)
         case .success(let connection):
+            failedThisRound = 0
             self.connection = connection
             connection.setNoDelay(true)
             connection.onRead = { [weak self] bytes in
@@ -188,6 +190,21 @@ public final class ClientDriver {
             connection.startReading()
             perform(client.connectSucceeded(now: now))
         }
+    }
+
+    /// One address failed: the next is tried at once, and only a round in
+    /// which every address failed reaches the state machine (which backs
+    /// off, or ends a one-shot command), so a dead daemon in the list costs
+    /// one quick attempt.
+    private func attemptFailed(_ reason: String) {
+        failedThisRound += 1
+        if failedThisRound < endpoints.count {
+            // Inside `perform` this joins its queue rather than re-entering.
+            perform([.connect])
+            return
+        }
+        failedThisRound = 0
+        perform(client.connectFailed(endpoints.count == 1 ? reason : "\(reason) (and every other address)", now: now))
     }
 
     private func read(_ bytes: UnsafeRawBufferPointer, attempt: Int) {

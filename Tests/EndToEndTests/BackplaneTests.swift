@@ -96,6 +96,26 @@ final class BackplaneTests: XCTestCase {
         }
     }
 
+    func test_cli_addressList_triesEachInTurn_andWatchMovesToTheNextDaemon() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let daemons = try fleet(redis, 2)
+        defer { daemons.forEach { $0.stop() } }
+        let list = "127.0.0.1:\(closedPort()),127.0.0.1:\(daemons[0].port),127.0.0.1:\(daemons[1].port)"
+        XCTAssertEqual(try navsync(["--connect", list, "push", "green"]).stdout, "1\n", "a dead first address is skipped")
+        let watch = try StreamingProcess(Binaries.client, ["--connect", list, "watch"])
+        defer { watch.stop() }
+        XCTAssertEqual(watch.waitForLines(1), ["1 state /red/green"])
+        daemons[0].signal(SIGKILL)
+        XCTAssertEqual(try navsync(["--connect", "127.0.0.1:\(daemons[1].port)", "push", "blue"]).stdout, "2\n")
+        // Whether the watch resumed before or after the change, revision 2 reaches it through the other daemon.
+        XCTAssertTrue(waitUntil(timeout: 10) {
+            watch.lines.contains("2 push /red/green/blue") || watch.lines.contains("2 state /red/green/blue")
+        }, watch.stdout + watch.stderr)
+        let bad = try navsync(["--connect", "127.0.0.1:1,,127.0.0.1:2", "get"])
+        XCTAssertEqual(bad.status, 64, bad.stderr)
+    }
+
     func test_fleet_daemonKilled_othersCarryOn_andItsClientsMoveOver() throws {
         let redis = try RedisServerProcess()
         defer { redis.remove() }

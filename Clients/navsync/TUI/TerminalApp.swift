@@ -24,7 +24,7 @@ final class TerminalApp {
     private var quitting = false
 
     /// Runs until the user quits; returns the exit status.
-    static func run(endpoint: Endpoint, room: String?, token: String?, environment: [String: String]) -> Int32 {
+    static func run(endpoints: [Endpoint], room: String?, token: String?, environment: [String: String]) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
         let terminal: Terminal
         do {
@@ -33,7 +33,7 @@ final class TerminalApp {
             Output.complain(error.description)
             return 1
         }
-        let app = TerminalApp(loop: loop, terminal: terminal, endpoint: endpoint, room: room, token: token)
+        let app = TerminalApp(loop: loop, terminal: terminal, endpoints: endpoints, room: room, token: token)
         do {
             try app.start()
         } catch {
@@ -49,12 +49,12 @@ final class TerminalApp {
         return 0
     }
 
-    private init(loop: EventLoop, terminal: Terminal, endpoint: Endpoint, room: String?, token: String?) {
+    private init(loop: EventLoop, terminal: Terminal, endpoints: [Endpoint], room: String?, token: String?) {
         self.loop = loop
         self.terminal = terminal
         self.painter = Painter(terminal: terminal)
         self.room = room ?? "main"
-        self.driver = ClientDriver(loop: loop, endpoint: endpoint, options: .interactive(room: room, token: token))
+        self.driver = ClientDriver(loop: loop, endpoints: endpoints, options: .interactive(room: room, token: token))
     }
 
     private func start() throws(UVError) {
