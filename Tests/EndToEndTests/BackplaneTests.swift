@@ -5,8 +5,33 @@ import XCTest
 /// Several daemons on one real redis-server of the test's own (BACKPLANE.md):
 /// to every client the fleet behaves like one daemon.
 final class BackplaneTests: XCTestCase {
-    private func fleet(_ redis: RedisServerProcess, _ count: Int, _ extra: [String] = []) throws -> [DaemonProcess] {
-        try (0..<count).map { _ in try DaemonProcess(arguments: ["--backplane", redis.url] + extra) }
+    /// A Redis of the test's own and `count` daemons on it; `stop()` ends them all.
+    private struct Fleet {
+        let redis: RedisServerProcess
+        let daemons: [DaemonProcess]
+
+        init(_ count: Int) throws {
+            redis = try RedisServerProcess()
+            do {
+                let url = redis.url
+                daemons = try (0..<count).map { _ in try DaemonProcess(arguments: ["--backplane", url]) }
+            } catch {
+                redis.remove()
+                throw error
+            }
+        }
+
+        /// A connection to daemon `index` watching the untouched main room.
+        func watcher(on index: Int, file: StaticString = #filePath, line: UInt = #line) throws -> LineClient {
+            let watcher = try daemons[index].connect()
+            XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red", file: file, line: line)
+            return watcher
+        }
+
+        func stop() {
+            daemons.forEach { $0.stop() }
+            redis.remove()
+        }
     }
 
     /// Reads `STATE` then events until `revision`; returns the (rev, line) pairs after the STATE.
@@ -27,10 +52,9 @@ final class BackplaneTests: XCTestCase {
     }
 
     func test_fleet_writersAndWatchersOnEveryDaemon_identicalGapFreeStreams_endingAtGet() throws {
-        let redis = try RedisServerProcess()
-        defer { redis.remove() }
-        let daemons = try fleet(redis, 3)
-        defer { daemons.forEach { $0.stop() } }
+        let fleet = try Fleet(3)
+        defer { fleet.stop() }
+        let (redis, daemons) = (fleet.redis, fleet.daemons)
         let watchers = try daemons.map { try $0.connect() }
         for watcher in watchers { XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red") }
         let perWriter = 100
@@ -63,10 +87,9 @@ final class BackplaneTests: XCTestCase {
     }
 
     func test_fleet_racingIf_onTwoDaemons_exactlyOneWins() throws {
-        let redis = try RedisServerProcess()
-        defer { redis.remove() }
-        let daemons = try fleet(redis, 2)
-        defer { daemons.forEach { $0.stop() } }
+        let fleet = try Fleet(2)
+        defer { fleet.stop() }
+        let (redis, daemons) = (fleet.redis, fleet.daemons)
         let a = try daemons[0].connect(), b = try daemons[1].connect()
         for round in 0..<20 {
             a.send("IF \(round) PUSH green\n")
@@ -78,10 +101,9 @@ final class BackplaneTests: XCTestCase {
     }
 
     func test_fleet_watchAfterRev_continuesOnAnotherDaemon_evenOneStartedLater() throws {
-        let redis = try RedisServerProcess()
-        defer { redis.remove() }
-        let daemons = try fleet(redis, 2)
-        defer { daemons.forEach { $0.stop() } }
+        let fleet = try Fleet(2)
+        defer { fleet.stop() }
+        let (redis, daemons) = (fleet.redis, fleet.daemons)
         let writer = try daemons[0].connect()
         for screen in ["green", "blue", "green", "blue", "green"] { _ = try writer.request("PUSH \(screen)") }
         let late = try DaemonProcess(arguments: ["--backplane", redis.url])
@@ -97,10 +119,9 @@ final class BackplaneTests: XCTestCase {
     }
 
     func test_cli_addressList_triesEachInTurn_andWatchMovesToTheNextDaemon() throws {
-        let redis = try RedisServerProcess()
-        defer { redis.remove() }
-        let daemons = try fleet(redis, 2)
-        defer { daemons.forEach { $0.stop() } }
+        let fleet = try Fleet(2)
+        defer { fleet.stop() }
+        let (redis, daemons) = (fleet.redis, fleet.daemons)
         let list = "127.0.0.1:\(closedPort()),127.0.0.1:\(daemons[0].port),127.0.0.1:\(daemons[1].port)"
         XCTAssertEqual(try navsync(["--connect", list, "push", "green"]).stdout, "1\n", "a dead first address is skipped")
         let watch = try StreamingProcess(Binaries.client, ["--connect", list, "watch"])
@@ -117,12 +138,10 @@ final class BackplaneTests: XCTestCase {
     }
 
     func test_fleet_daemonKilled_othersCarryOn_andItsClientsMoveOver() throws {
-        let redis = try RedisServerProcess()
-        defer { redis.remove() }
-        let daemons = try fleet(redis, 3)
-        defer { daemons.forEach { $0.stop() } }
-        let watcher = try daemons[2].connect()
-        XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red")
+        let fleet = try Fleet(3)
+        defer { fleet.stop() }
+        let (redis, daemons) = (fleet.redis, fleet.daemons)
+        let watcher = try fleet.watcher(on: 2)
         let doomed = try daemons[0].connect(), survivor = try daemons[1].connect()
         doomed.send((0..<50).map { "OPEN /red/blue:a\($0)\n" }.joined())
         survivor.send((0..<50).map { "OPEN /red/green/blue:b\($0)\n" }.joined())
@@ -139,12 +158,10 @@ final class BackplaneTests: XCTestCase {
     }
 
     func test_fleet_redisKilledAndRestarted_noAcknowledgedRevisionLost_unavailableMeanwhile_watchersCatchUp() throws {
-        let redis = try RedisServerProcess()
-        defer { redis.remove() }
-        let daemons = try fleet(redis, 2)
-        defer { daemons.forEach { $0.stop() } }
-        let watcher = try daemons[1].connect()
-        XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red")
+        let fleet = try Fleet(2)
+        defer { fleet.stop() }
+        let (redis, daemons) = (fleet.redis, fleet.daemons)
+        let watcher = try fleet.watcher(on: 1)
         let writer = try daemons[0].connect()
         var acknowledged: [Int: String] = [:]
         var refusals: [String] = []
@@ -197,12 +214,10 @@ final class BackplaneTests: XCTestCase {
     }
 
     func test_fleet_redisEmptiedWhileWatching_watchersResync_noOldEventReplayed() throws {
-        let redis = try RedisServerProcess()
-        defer { redis.remove() }
-        let daemons = try fleet(redis, 2)
-        defer { daemons.forEach { $0.stop() } }
-        let watcher = try daemons[1].connect()
-        XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red")
+        let fleet = try Fleet(2)
+        defer { fleet.stop() }
+        let (redis, daemons) = (fleet.redis, fleet.daemons)
+        let watcher = try fleet.watcher(on: 1)
         let writer = try daemons[0].connect()
         for _ in 0..<3 { _ = try writer.request("PUSH green") }
         XCTAssertEqual(try watcher.readLines(3).compactMap(revision), [1, 2, 3])
