@@ -21,17 +21,6 @@ public enum Endpoint: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Reads a comma-separated list of addresses (daemons sharing a
-    /// backplane), each as `parse` reads one; empty items are an error.
-    public static func parseList(_ text: String, source: String) throws(CommandLineSpec.UsageError) -> [Endpoint] {
-        var list: [Endpoint] = []
-        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
-            guard !item.isEmpty else { throw CommandLineSpec.UsageError("\(source) has an empty address in '\(text)'") }
-            list.append(try parse(String(item), source: source))
-        }
-        return list
-    }
-
     /// Reads `HOST:PORT`, `[IPv6]:PORT` or `unix:PATH` (the last only where a
     /// single string must say both, as in `$NAVSYNC_ADDR`). `source` names the
     /// flag or variable in the error.

@@ -26,15 +26,6 @@ final class ClientRequestTests: XCTestCase {
         }
     }
 
-    func test_endpoint_parseList_commaSeparated_eachCheckedAlone() throws {
-        XCTAssertEqual(try Endpoint.parseList("127.0.0.1:7001,[::1]:7002,unix:/tmp/n.sock", source: "$NAVSYNC_ADDR"),
-                       [.tcp(host: "127.0.0.1", port: 7001), .tcp(host: "::1", port: 7002), .unix(path: "/tmp/n.sock")])
-        XCTAssertEqual(try Endpoint.parseList("localhost:1", source: "--connect"), [.tcp(host: "localhost", port: 1)])
-        for bad in ["", ",", "a:1,", ",a:1", "a:1,,b:2", "a:1,b", "a:1,b:0"] {
-            XCTAssertThrowsError(try Endpoint.parseList(bad, source: "--connect"), bad)
-        }
-    }
-
     func test_line_parsesBackToItsOwnVerb() {
         let parser = CommandParser(catalog: .builtIn, maxDepth: 64)
         let requests: [ClientRequest] = [.get, .select(screen: "blue", data: "x y"), .push(screen: "green", data: nil),
