@@ -260,11 +260,21 @@ final class BackplaneTests: XCTestCase {
         let refused = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--backplane", redis.url, "--screens", flow])
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.stderr.contains("initial: \"viewA\" here, \"red\" there"), refused.stderr)
-        let replacing = try DaemonProcess(arguments: ["--backplane", redis.url, "--screens", flow, "--replace-catalog"])
+        let moved = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--backplane", redis.url, "--screens", flow,
+                                                     "--replace-catalog"])
+        XCTAssertEqual(moved.status, 1, "--replace-catalog follows the reload rules: initial may not change")
+        XCTAssertTrue(moved.stderr.contains("initial"), moved.stderr)
+        let retitled = try directory.write("retitled.json", """
+            {"initial": "red", "screens": [
+              {"name": "red", "title": "Rot", "color": "red", "next": "green"},
+              {"name": "green", "title": "Grün", "color": "green", "next": "red"}]}
+            """)
+        let watcher = try first.connect()
+        XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red")
+        let replacing = try DaemonProcess(arguments: ["--backplane", redis.url, "--screens", retitled, "--replace-catalog"])
         defer { replacing.stop() }
-        let client = try first.connect()
-        XCTAssertTrue(try waitUntil(timeout: 5) { try client.requestList("SCREENS").first?.hasPrefix("SCREEN viewA ") == true },
-                      "the first daemon adopted the fleet's new catalog")
+        XCTAssertEqual(try watcher.readLine(), "CATALOG", "the first daemon adopted the fleet's new catalog")
+        XCTAssertEqual(try first.connect().requestList("SCREENS").first, "SCREEN red red green none Rot")
     }
 
     func test_fleet_prefixesIsolateFleets_onOneRedis() throws {
