@@ -8,38 +8,64 @@ struct ClientOptions {
     enum Mode: Equatable {
         /// The full-screen client; `explicit` when `ui` was typed rather than implied.
         case ui(explicit: Bool)
-        /// One request, one reply, printed.
-        case oneShot(ClientRequest)
-        case watch
+        /// One request, one reply, printed the way `OneShot.Format` says.
+        case oneShot(ClientRequest, OneShot.Format)
+        case watch(WatchLimits)
+        /// Protocol lines sent as they are, every line the daemon sends printed;
+        /// nil reads the lines from stdin.
+        case raw([String]?)
+    }
+
+    /// When `navsync watch` stops by itself.
+    struct WatchLimits: Equatable {
+        /// Stop after this many changes (the `state` lines do not count).
+        var count: Int?
+        /// Stop after this many milliseconds.
+        var timeoutMilliseconds: UInt64?
     }
 
     /// Tried in turn (several daemons sharing a backplane).
     var endpoints = [Endpoint.defaultAddress]
-    var room: String?
+    /// Empty means main; several only for `watch`.
+    var rooms: [String] = []
     var tokenPath: String?
     var mode: Mode = .ui(explicit: false)
+    /// Keep trying a daemon that has not answered yet instead of giving up after one attempt.
+    var retry = false
     var wantsHelp = false
     var wantsVersion = false
 
+    /// The one room of every mode but `watch`.
+    var room: String? { rooms.first }
+
     static let spec = CommandLineSpec(
-        valued: ["connect", "unix", "room", "token-file"],
-        switches: ["help", "version"],
+        valued: ["connect", "unix", "room", "token-file", "count", "timeout"],
+        switches: ["help", "version", "retry"],
         shortAliases: ["h": "help"])
 
     static let usage = """
-        usage: navsync [--connect HOST:PORT[,HOST:PORT...] | --unix PATH] [--room ROOM] [--token-file FILE] [COMMAND]
+        usage: navsync [--connect HOST:PORT[,HOST:PORT...] | --unix PATH] [--room ROOM] [--token-file FILE] [--retry] [COMMAND]
 
         commands:
           (none), ui            full-screen client (needs a terminal)
           get                   print the route, e.g. /green/blue
+          state                 print the revision and the route, e.g. 4 /green/blue
           select NAME [DATA]    the stack becomes just this screen; prints the new revision
           push NAME [DATA]      present NAME on top; prints the new revision
           pop                   dismiss the top screen
           root                  back to the bottom screen
           next [DATA]           replace the top screen by its next one
           open ROUTE            deep link, e.g. /red/blue:hello%20there
+          if REV COMMAND ...    the change only if the room is still at REV (else ERR conflict)
           watch                 print REV state ROUTE, then REV OP ROUTE per change; reconnects
+            --count N           stop after N changes
+            --timeout SECONDS   stop after this long (exit 1 if --count was not reached)
+            --room A --room B   several rooms, each line starting with its room
           screens               list the catalog: name color next data title
+          stats                 the daemon's figures: key value
+          ping [TEXT]           PONG [TEXT]
+          raw [LINE...]         send protocol lines as they are and print every reply line;
+                                with no LINE, the lines come from stdin (type them, Ctrl-D ends)
 
         options:
           --connect HOST:PORT   daemon address (default $NAVSYNC_ADDR, else 127.0.0.1:7878;
@@ -48,6 +74,8 @@ struct ClientOptions {
           --unix PATH           connect to a Unix domain socket instead
           --room ROOM           work in this room (default main)
           --token-file FILE     authenticate with the first line of FILE
+          --retry               keep trying a daemon that cannot be reached yet (one-shot
+                                commands and watch otherwise give up after one attempt)
           -h, --help            this text
           --version             print the version
 
@@ -80,38 +108,102 @@ struct ClientOptions {
             }
         }
 
-        if let room = parsed.last("room") {
+        for room in parsed.values("room") {
             guard Names.isValid(room) else {
                 throw CommandLineSpec.UsageError("--room wants 1-64 characters of A-Z a-z 0-9 _ . -, not '\(room)'")
             }
-            options.room = room
+            if !options.rooms.contains(room) { options.rooms.append(room) }
         }
+        options.retry = parsed.has("retry")
         if let path = parsed.last("token-file") {
             guard !path.isEmpty else { throw CommandLineSpec.UsageError("--token-file needs a path") }
             options.tokenPath = path
         }
         options.mode = try mode(parsed.positionals)
+        var limits = WatchLimits()
+        if let text = parsed.last("count") {
+            limits.count = try CommandLineSpec.positiveInt(text, flag: "count")
+        }
+        if let text = parsed.last("timeout") {
+            guard let seconds = Double(text), seconds > 0, seconds < 1e9 else {
+                throw CommandLineSpec.UsageError("--timeout wants a number of seconds above 0, not '\(text)'")
+            }
+            limits.timeoutMilliseconds = UInt64((seconds * 1000).rounded(.up))
+        }
+        if case .watch = options.mode {
+            options.mode = .watch(limits)
+        } else {
+            if limits != WatchLimits() { throw CommandLineSpec.UsageError("--count and --timeout go with watch") }
+            if options.rooms.count > 1 { throw CommandLineSpec.UsageError("several --room only go with watch") }
+        }
+        if case .raw = options.mode, options.retry {
+            throw CommandLineSpec.UsageError("--retry does not go with raw")
+        }
         return options
     }
 
     private static func mode(_ words: [String]) throws(CommandLineSpec.UsageError) -> Mode {
         guard let command = words.first else { return .ui(explicit: false) }
         let args = Array(words.dropFirst())
+        switch command {
+        case "ui":
+            guard args.isEmpty else { throw CommandLineSpec.UsageError("ui takes no arguments") }
+            return .ui(explicit: true)
+        case "watch":
+            guard args.isEmpty else { throw CommandLineSpec.UsageError("watch takes no arguments") }
+            return .watch(WatchLimits())
+        case "raw":
+            if args.contains(where: { $0.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) }) {
+                throw CommandLineSpec.UsageError("raw: an argument holds a line break; give each line as its own argument")
+            }
+            return .raw(args.isEmpty ? nil : args)
+        case "get":
+            return .oneShot(try request(command, args), .route)
+        case "state":
+            return .oneShot(try request("get", args, named: "state"), .revisionAndRoute)
+        case "if":
+            guard let revText = args.first, let change = args.dropFirst().first else {
+                throw CommandLineSpec.UsageError("if needs a revision and a change, such as: if 4 push blue")
+            }
+            guard revText.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let revision = UInt64(revText) else {
+                throw CommandLineSpec.UsageError("if wants a revision (a whole number), not '\(revText)'")
+            }
+            let inner = try request(change, Array(args.dropFirst(2)))
+            guard inner.verb.row.isMutation else {
+                throw CommandLineSpec.UsageError("if guards a change (select push pop root next open), not \(change)")
+            }
+            return .oneShot(try checked(.guarded(revision: revision, change: inner), "if"), .revision)
+        default:
+            let request = try request(command, args)
+            switch request.expectation {
+            case .ok: return .oneShot(request, .revision)
+            case .state: return .oneShot(request, .route)
+            case .listing: return .oneShot(request, .listing)
+            case .pong: return .oneShot(request, .pong)
+            }
+        }
+    }
+
+    /// The request a one-shot command word stands for.
+    private static func request(_ command: String, _ args: [String], named: String? = nil)
+        throws(CommandLineSpec.UsageError) -> ClientRequest {
+        let shown = named ?? command
         /// Everything after the screen name is the data, as on the wire.
         func data(_ rest: ArraySlice<String>) -> String? {
             rest.isEmpty ? nil : rest.joined(separator: " ")
         }
         func none() throws(CommandLineSpec.UsageError) {
-            guard args.isEmpty else { throw CommandLineSpec.UsageError("\(command) takes no arguments") }
+            guard args.isEmpty else { throw CommandLineSpec.UsageError("\(shown) takes no arguments") }
         }
         let request: ClientRequest
         switch command {
-        case "ui": try none(); return .ui(explicit: true)
-        case "watch": try none(); return .watch
         case "get": try none(); request = .get
         case "screens": try none(); request = .screens
+        case "stats": try none(); request = .stats
         case "pop": try none(); request = .pop
         case "root": try none(); request = .root
+        case "ping": request = .ping(data(args[...]) ?? "")
         case "select", "push":
             guard let name = args.first else { throw CommandLineSpec.UsageError("\(command) needs a screen name") }
             request = command == "select" ? .select(screen: name, data: data(args.dropFirst()))
@@ -124,7 +216,11 @@ struct ClientOptions {
         default:
             throw CommandLineSpec.UsageError("unknown command '\(command)'")
         }
-        if let problem = request.problem { throw CommandLineSpec.UsageError("\(command): \(problem)") }
-        return .oneShot(request)
+        return try checked(request, shown)
+    }
+
+    private static func checked(_ request: ClientRequest, _ shown: String) throws(CommandLineSpec.UsageError) -> ClientRequest {
+        if let problem = request.problem { throw CommandLineSpec.UsageError("\(shown): \(problem)") }
+        return request
     }
 }

@@ -2,25 +2,41 @@ import NavSyncClient
 import NavSyncCore
 import UVLoop
 
-/// `navsync get|select|push|pop|root|next|open|screens`: connect, send one
-/// command, print its answer, exit. No retry: a daemon that cannot be reached
-/// is reported at once.
+/// `navsync get|state|select|push|pop|root|next|open|if|screens|stats|ping`:
+/// connect, send one command, print its answer, exit. A daemon that cannot be
+/// reached is reported after one bounded attempt, unless `--retry`.
 enum OneShot {
-    static func run(_ request: ClientRequest, endpoints: [Endpoint], room: String?, token: String?) -> Int32 {
+    /// How the answer is printed on stdout.
+    enum Format: Equatable {
+        /// `STATE 4 /green` as `/green`.
+        case route
+        /// `STATE 4 /green` as `4 /green`.
+        case revisionAndRoute
+        /// `OK 4` as `4`.
+        case revision
+        /// Item lines without their first word (`SCREEN`, `STAT`), then nothing for `END`.
+        case listing
+        /// `PONG hi` as it is.
+        case pong
+    }
+
+    static func run(_ request: ClientRequest, format: Format, endpoints: [Endpoint], room: String?, token: String?,
+                    retry: Bool) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
-        let driver = ClientDriver(loop: loop, endpoints: endpoints, options: .oneShot(room: room, token: token))
+        let driver = ClientDriver(loop: loop, endpoints: endpoints,
+                                  options: .oneShot(room: room, token: token, retry: retry))
         var status: Int32 = 1
-        var reachedDaemon = false
         var finished = false
 
         driver.onNote = { note in
             guard !finished else { return }
             switch note {
-            case .link(.handshaking), .link(.live):
-                reachedDaemon = true
+            case .link(.waiting(let retryAt, _, let reason)) where !driver.client.hasConnected:
+                Output.complain("cannot connect to \(endpoints.map(\.description).joined(separator: ",")) (\(reason)); retrying in \(Output.seconds(retryAt &- driver.now))")
             case .reply(_, let reply):
                 finished = true
-                status = report(reply, for: request, endpoint: driver.endpoint, reachedDaemon: reachedDaemon)
+                status = report(reply, format: format, request: request, endpoint: driver.endpoint,
+                                reachedDaemon: driver.client.hasConnected)
                 driver.stop()
                 loop.stop()
             default:
@@ -35,36 +51,48 @@ enum OneShot {
     }
 
     /// Prints the answer the way COMMANDS.md lists it and returns the exit status.
-    private static func report(_ reply: Reply, for request: ClientRequest, endpoint: Endpoint,
+    private static func report(_ reply: Reply, format: Format, request: ClientRequest, endpoint: Endpoint,
                                reachedDaemon: Bool) -> Int32 {
         switch reply {
         case .state(let state):
-            Output.out(state.route + "\n")
+            Output.out(format == .revisionAndRoute ? "\(state.revision) \(state.route)\n" : state.route + "\n")
             return 0
         case .ok(let revision):
             Output.out("\(revision)\n")
             return 0
         case .listing(let lines):
             // `SCREEN red red green none Red` is listed as `red red green none Red`.
-            let prefix = "SCREEN "
-            Output.out(lines.map { ($0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : $0) + "\n" }.joined())
+            Output.out(lines.map { String(ServerLine.split(Substring($0)).1) + "\n" }.joined())
             return 0
         case .pong(let text):
-            Output.out(text + "\n")
+            Output.out(text.isEmpty ? "PONG\n" : "PONG \(text)\n")
             return 0
         case .error(let error):
             Output.err(error.line)
+            if let hint = hint(for: error) { Output.complain(hint) }
             return 1
         case .unexpected(let line):
-            Output.complain("unexpected answer from \(endpoint) to \(request.line.split(separator: " ")[0]): \(line)")
+            Output.complain("unexpected answer from \(endpoint) to \(request.verb.rawValue): \(line)")
             return 1
         case .invalid(let problem):
             Output.complain(problem)
             return 64
         case .lost(let reason):
             Output.complain(reachedDaemon ? "lost the connection to \(endpoint): \(reason)"
-                                          : "cannot reach \(endpoint): \(reason)")
+                                          : "cannot connect to \(endpoint): \(reason)")
             return 1
+        }
+    }
+
+    /// What to do about a refusal that a flag can fix, in one line.
+    static func hint(for error: ServerError) -> String? {
+        switch error.code {
+        case ErrorCode.authRequired.rawValue:
+            return "this daemon needs a token: --token-file FILE (FILE's first line is the token)"
+        case ErrorCode.authFailed.rawValue:
+            return "the daemon refused the token; check the --token-file"
+        default:
+            return nil
         }
     }
 }

@@ -7,6 +7,10 @@ enum Output {
     @discardableResult
     static func out(_ text: String) -> Bool { write(1, text) }
 
+    /// Writes `text` to stderr as it is (a prompt, with no line end).
+    @discardableResult
+    static func errRaw(_ text: String) -> Bool { write(2, text) }
+
     /// Writes one line to stderr.
     static func err(_ line: String) { _ = write(2, line.hasSuffix("\n") ? line : line + "\n") }
 

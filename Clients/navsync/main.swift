@@ -35,10 +35,14 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
     }
 
     switch options.mode {
-    case .oneShot(let request):
-        return OneShot.run(request, endpoints: options.endpoints, room: options.room, token: token)
-    case .watch:
-        return Watch.run(endpoints: options.endpoints, room: options.room, token: token)
+    case .oneShot(let request, let format):
+        return OneShot.run(request, format: format, endpoints: options.endpoints, room: options.room, token: token,
+                           retry: options.retry)
+    case .watch(let limits):
+        return Watch.run(endpoints: options.endpoints, rooms: options.rooms, token: token, limits: limits,
+                         retry: options.retry)
+    case .raw(let lines):
+        return RawSession.run(lines: lines, endpoints: options.endpoints, room: options.room, token: token)
     case .ui(let explicit):
         guard isatty(0) == 1, isatty(1) == 1 else {
             if explicit {
@@ -46,6 +50,10 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
             } else {
                 Output.err(ClientOptions.usage)
             }
+            return 64
+        }
+        if let problem = TerminalApp.unsuitableTerminal(environment) {
+            Output.complain(problem)
             return 64
         }
         return TerminalApp.run(endpoints: options.endpoints, room: options.room, token: token, environment: environment)

@@ -226,7 +226,7 @@ public final class ClientDriver {
 
     /// An IP literal as is; a host name through the resolver (blocking, as
     /// the C library's resolver is; typically /etc/hosts for a local daemon).
-    static func resolve(_ host: String) -> String? {
+    public static func resolve(_ host: String) -> String? {
         var probe = in6_addr()
         if inet_pton(AF_INET, host, &probe) == 1 || inet_pton(AF_INET6, host, &probe) == 1 { return host }
         var hints = addrinfo()

@@ -17,6 +17,11 @@ public struct SyncClientOptions: Sendable, Equatable {
     public var pollStats: Bool
     /// Come back after a lost connection; otherwise the first loss stops the client.
     public var reconnect: Bool
+    /// Keep trying when the very first connection cannot be made. Off, a
+    /// daemon that was never reached stops the client after one bounded
+    /// attempt (a typo in the address should not look like a daemon that
+    /// went away); `reconnect` then matters only once connected.
+    public var retryFirstConnection: Bool
     /// A `PING` goes out this long after the previous one; 0 sends none.
     public var heartbeatMilliseconds: UInt64
     /// A connection whose oldest unanswered command is this old is dead.
@@ -26,7 +31,8 @@ public struct SyncClientOptions: Sendable, Equatable {
     public var backoff: ReconnectBackoff
 
     public init(room: String? = nil, token: String? = nil, watch: Bool, loadCatalog: Bool = false,
-                pollStats: Bool = false, reconnect: Bool, heartbeatMilliseconds: UInt64 = 2000,
+                pollStats: Bool = false, reconnect: Bool, retryFirstConnection: Bool = true,
+                heartbeatMilliseconds: UInt64 = 2000,
                 replyTimeoutMilliseconds: UInt64 = 4000, connectTimeoutMilliseconds: UInt64 = 3000,
                 backoff: ReconnectBackoff = ReconnectBackoff()) {
         self.room = room
@@ -35,6 +41,7 @@ public struct SyncClientOptions: Sendable, Equatable {
         self.loadCatalog = loadCatalog
         self.pollStats = pollStats
         self.reconnect = reconnect
+        self.retryFirstConnection = retryFirstConnection
         self.heartbeatMilliseconds = heartbeatMilliseconds
         self.replyTimeoutMilliseconds = replyTimeoutMilliseconds
         self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
@@ -46,15 +53,18 @@ public struct SyncClientOptions: Sendable, Equatable {
         SyncClientOptions(room: room, token: token, watch: true, loadCatalog: true, pollStats: true, reconnect: true)
     }
 
-    /// `navsync watch`: a stream of changes that survives daemon restarts.
-    public static func stream(room: String?, token: String?) -> SyncClientOptions {
-        SyncClientOptions(room: room, token: token, watch: true, reconnect: true)
+    /// `navsync watch`: a stream of changes that survives daemon restarts;
+    /// a daemon never reached ends it unless `retry`.
+    public static func stream(room: String?, token: String?, retry: Bool = false) -> SyncClientOptions {
+        SyncClientOptions(room: room, token: token, watch: true, reconnect: true, retryFirstConnection: retry)
     }
 
     /// One command and its reply; a lost connection is an error, not a retry.
-    public static func oneShot(room: String?, token: String?) -> SyncClientOptions {
-        SyncClientOptions(room: room, token: token, watch: false, reconnect: false, heartbeatMilliseconds: 0,
-                          replyTimeoutMilliseconds: 10_000, connectTimeoutMilliseconds: 5000)
+    /// With `retry`, a daemon not reached yet is tried again until it answers
+    /// (the request was never sent, so it cannot be made twice).
+    public static func oneShot(room: String?, token: String?, retry: Bool = false) -> SyncClientOptions {
+        SyncClientOptions(room: room, token: token, watch: false, reconnect: retry, retryFirstConnection: retry,
+                          heartbeatMilliseconds: 0, replyTimeoutMilliseconds: 10_000, connectTimeoutMilliseconds: 5000)
     }
 }
 
@@ -181,6 +191,9 @@ public struct SyncClient {
     private var listing: [String] = []
     /// Requests submitted before the connection was up.
     private var queued: [(RequestID, ClientRequest)] = []
+    /// True once any connection has been made; before that, requests wait
+    /// in `queued` and `retryFirstConnection` decides whether to keep trying.
+    public private(set) var hasConnected = false
     private var nextID: RequestID = 1
     private var failures = 0
     private var greetingsLeft = 0
@@ -252,6 +265,7 @@ public struct SyncClient {
             ask(request.line, .user(id), request.expectation)
         }
         queued.removeAll()
+        hasConnected = true
         lastHeartbeatAt = now
         link = greetingsLeft == 0 ? .live : .handshaking
         if link == .live { failures = 0 }
@@ -398,9 +412,14 @@ public struct SyncClient {
 
     private mutating func lose(_ reason: String, now: UInt64) -> [ClientAction] {
         var actions: [ClientAction] = [.disconnect]
+        let retry = hasConnected ? options.reconnect : options.retryFirstConnection
+        // Requests that never left wait for the first connection that will come.
+        let unsent = retry && !hasConnected ? queued : []
+        if !unsent.isEmpty { queued.removeAll() }
         actions += failOutstanding(.lost(reason))
+        queued = unsent
         resetConnection()
-        if options.reconnect {
+        if retry {
             failures += 1
             let wait = options.backoff.delay(failures: failures, using: &random)
             link = .waiting(retryAt: now + wait, failures: failures, reason: reason)

@@ -66,7 +66,7 @@ final class CLICommandTests: XCTestCase {
             let result = try navsync(args)
             XCTAssertEqual(result.status, 1, "\(args)")
             XCTAssertEqual(result.stdout, "")
-            XCTAssertTrue(result.stderr.hasPrefix("navsync: cannot reach "), result.stderr)
+            XCTAssertTrue(result.stderr.hasPrefix("navsync: cannot connect to "), result.stderr)
             XCTAssertEqual(result.stderr.filter { $0 == "\n" }.count, 1, result.stderr)
         }
     }
@@ -88,6 +88,20 @@ final class CLICommandTests: XCTestCase {
             ["get", "extra"],
             ["watch", "extra"],
             ["select", "two words"],
+            ["state", "now"],
+            ["if"],
+            ["if", "1"],
+            ["if", "x", "pop"],
+            ["if", "-1", "pop"],
+            ["if", "1", "get"],
+            ["if", "1", "frobnicate"],
+            ["watch", "--count", "0"],
+            ["watch", "--timeout", "soon"],
+            ["watch", "--timeout", "0"],
+            ["get", "--count", "1"],
+            ["--room", "a", "--room", "b", "get"],
+            ["--retry", "raw", "GET"],
+            ["raw", "GET\nPOP"],
         ]
         for args in bad {
             let result = try navsync(args)
@@ -160,6 +174,8 @@ final class CLICommandTests: XCTestCase {
         let none = try navsync(at + ["get"])
         XCTAssertEqual(none.status, 1)
         XCTAssertTrue(none.stderr.hasPrefix("ERR auth-required"), none.stderr)
+        XCTAssertTrue(none.stderr.contains("\nnavsync: this daemon needs a token: --token-file FILE"),
+                      "what to do comes after the daemon's line: \(none.stderr)")
 
         let wrong = try navsync(at + ["--token-file", wrongToken, "get"])
         XCTAssertEqual(wrong.status, 1)

@@ -91,4 +91,40 @@ final class CLIWatchTests: XCTestCase {
         XCTAssertEqual(result.stdout, "")
         XCTAssertTrue(result.stderr.hasPrefix("ERR auth-failed"), result.stderr)
     }
+
+    func test_watch_countAndTimeout_endTheWatchForScripts() throws {
+        let daemon = try DaemonProcess(state: "none")
+        defer { daemon.stop() }
+        let at = ["--connect", "127.0.0.1:\(daemon.port)"]
+        let watch = try StreamingProcess(Binaries.client, at + ["watch", "--count", "2", "--timeout", "20"])
+        defer { watch.stop() }
+        XCTAssertEqual(watch.waitForLines(1), ["0 state /red"])
+        XCTAssertEqual(try navsync(at + ["select", "green"]).stdout, "1\n")
+        XCTAssertEqual(try navsync(at + ["push", "blue"]).stdout, "2\n")
+        XCTAssertEqual(watch.waitForExit(), 0, "two changes, then done")
+        XCTAssertEqual(watch.lines, ["0 state /red", "1 select /green", "2 push /green/blue"])
+
+        let quiet = try navsync(at + ["watch", "--timeout", "0.3"])
+        XCTAssertEqual(quiet.status, 0, "a plain timeout is a normal end: \(quiet.stderr)")
+        XCTAssertEqual(quiet.stdout, "2 state /green/blue\n")
+        let short = try navsync(at + ["watch", "--count", "1", "--timeout", "0.3"])
+        XCTAssertEqual(short.status, 1, "the count was not reached")
+        XCTAssertTrue(short.stderr.contains("0 of 1 changes before the timeout"), short.stderr)
+    }
+
+    func test_watch_severalRooms_prefixEachLineWithItsRoom() throws {
+        let daemon = try DaemonProcess(state: "none")
+        defer { daemon.stop() }
+        let at = ["--connect", "127.0.0.1:\(daemon.port)"]
+        let watch = try StreamingProcess(Binaries.client, at + ["watch", "--room", "a", "--room", "b", "--count", "2"])
+        defer { watch.stop() }
+        XCTAssertEqual(Set(watch.waitForLines(2)), ["a 0 state /red", "b 0 state /red"])
+        XCTAssertEqual(try navsync(at + ["--room", "b", "push", "blue"]).stdout, "1\n")
+        XCTAssertEqual(watch.waitForLines(3).last, "b 1 push /red/blue")
+        XCTAssertEqual(try navsync(at + ["select", "green"]).stdout, "1\n", "main is not watched")
+        XCTAssertEqual(try navsync(at + ["--room", "a", "select", "green"]).stdout, "1\n")
+        XCTAssertEqual(watch.waitForExit(), 0)
+        XCTAssertEqual(watch.lines.count, 4, "\(watch.lines)")
+        XCTAssertEqual(watch.lines.last, "a 1 select /green")
+    }
 }

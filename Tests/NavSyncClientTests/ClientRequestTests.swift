@@ -15,6 +15,15 @@ final class ClientRequestTests: XCTestCase {
         XCTAssertNotNil(ClientRequest.open(route: "/a b").problem)
     }
 
+    func test_guarded_isIFThenTheChange_andExpectsWhatTheChangeExpects() {
+        let change = ClientRequest.guarded(revision: 12, change: .select(screen: "green", data: "x"))
+        XCTAssertEqual(change.line, "IF 12 SELECT green x")
+        XCTAssertEqual(change.expectation, .ok)
+        XCTAssertNil(change.problem)
+        XCTAssertNotNil(ClientRequest.guarded(revision: 1, change: .get).problem, "IF guards changes only")
+        XCTAssertNotNil(ClientRequest.guarded(revision: 1, change: .next(data: "a\nPOP")).problem)
+    }
+
     func test_endpoint_parse_addressesAndMistakes() throws {
         XCTAssertEqual(try Endpoint.parse("127.0.0.1:7878", source: "--connect"), .tcp(host: "127.0.0.1", port: 7878))
         XCTAssertEqual(try Endpoint.parse("[::1]:9000", source: "--connect"), .tcp(host: "::1", port: 9000))
@@ -30,7 +39,7 @@ final class ClientRequestTests: XCTestCase {
         let parser = CommandParser(catalog: .builtIn, maxDepth: 64)
         let requests: [ClientRequest] = [.get, .select(screen: "blue", data: "x y"), .push(screen: "green", data: nil),
                                          .pop, .root, .next(data: "n"), .open(route: "/red/blue:a"), .screens, .stats,
-                                         .ping("hi")]
+                                         .ping("hi"), .guarded(revision: 7, change: .push(screen: "blue", data: "a b"))]
         for request in requests {
             guard case .success(let command)? = parser.parse(Array(request.line.utf8)) else {
                 return XCTFail("\(request.line) does not parse")

@@ -390,6 +390,54 @@ final class SyncClientTests: XCTestCase {
                                        .link(.stopped(reason: "connection refused"))])
     }
 
+    func test_stream_neverConnected_stopsAfterOneAttempt() {
+        var h = Harness(.stream(room: nil, token: nil))
+        h.start()
+        h.connectFailed("connection refused")
+        XCTAssertEqual(h.client.link, .stopped(reason: "connection refused"))
+        XCTAssertFalse(h.client.hasConnected)
+        XCTAssertNil(h.client.nextWakeUp)
+    }
+
+    func test_stream_withRetry_neverConnected_keepsTrying() {
+        var h = Harness(.stream(room: nil, token: nil, retry: true))
+        h.start()
+        h.connectFailed("connection refused")
+        guard case .waiting(_, 1, "connection refused") = h.client.link else {
+            return XCTFail("expected waiting, got \(h.client.link)")
+        }
+    }
+
+    func test_stream_onceConnected_reconnectsWithoutRetry() {
+        var h = Harness(.stream(room: nil, token: nil))
+        h.goLive()
+        XCTAssertTrue(h.client.hasConnected)
+        h.ended("connection reset by peer")
+        guard case .waiting = h.client.link else { return XCTFail("expected waiting, got \(h.client.link)") }
+        // Later failed attempts keep it retrying: it has been connected before.
+        h.advance(5000)
+        h.connectFailed("connection refused")
+        guard case .waiting(_, 2, _) = h.client.link else { return XCTFail("expected waiting, got \(h.client.link)") }
+    }
+
+    func test_oneShot_withRetry_keepsTheUnsentRequest_untilTheDaemonAnswers() {
+        var h = Harness(.oneShot(room: nil, token: nil, retry: true))
+        let id = h.submit(.pop)
+        h.start()
+        h.connectFailed("connection refused")
+        XCTAssertFalse(h.takeNotes().contains(.reply(id, .lost("connection refused"))), "never sent, so not lost")
+        h.advance(5000)
+        h.connected()
+        XCTAssertEqual(h.takeSent(), ["POP"])
+        h.receive("OK 1")
+        XCTAssertEqual(h.takeNotes().last, .reply(id, .ok(revision: 1)))
+        // Sent once and then lost: reported, never sent again.
+        let second = h.submit(.pop)
+        _ = h.takeSent()
+        h.ended("connection reset by peer")
+        XCTAssertTrue(h.takeNotes().contains(.reply(second, .lost("connection reset by peer"))))
+    }
+
     func test_byeBeforeClose_namesTheReason() {
         var h = Harness(watchOnly)
         h.goLive()

@@ -23,6 +23,17 @@ final class TerminalApp {
     private var paintHook: LoopHook?
     private var quitting = false
 
+    /// Why the full-screen client cannot run on this terminal, or nil. A
+    /// terminal that cannot move the cursor (`TERM=dumb`, or no `TERM`) would
+    /// show one stale frame and never repaint.
+    static func unsuitableTerminal(_ environment: [String: String]) -> String? {
+        let term = environment["TERM"] ?? ""
+        guard term.isEmpty || term == "dumb" else { return nil }
+        let shown = term.isEmpty ? "TERM is not set" : "TERM=dumb"
+        return "the full-screen client needs a terminal that can move the cursor (\(shown)); "
+            + "try 'navsync watch' to follow the room, or 'navsync raw' to type commands"
+    }
+
     /// Runs until the user quits; returns the exit status.
     static func run(endpoints: [Endpoint], room: String?, token: String?, environment: [String: String]) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }

@@ -1,0 +1,223 @@
+import Glibc
+import NavSyncClient
+import NavSyncCore
+import UVLoop
+
+/// `navsync raw [LINE...]`: the protocol by hand, as `redis-cli` offers it.
+/// Each LINE (or each line typed or piped on stdin) goes to the daemon as it
+/// is, and every line the daemon sends is printed as it is. When the lines
+/// run out the client closes its sending side, the daemon answers what it
+/// was sent and closes, and the client exits: 0, or 1 when any answer was an
+/// `ERR` or the daemon could not be reached.
+///
+/// `--room` and `--token-file` are carried out first (`JOIN`, `AUTH`) and
+/// their answers are not printed; a refusal there ends the client before
+/// any of the user's lines is sent, so nothing runs in the wrong room.
+final class RawSession {
+    private let loop: EventLoop
+    private let endpoint: Endpoint
+    private let lines: [String]?
+    private let prelude: [String]
+    private var preludeLeft: Int
+    private var connection: StreamConnection?
+    private var framer = LineFramer(maxLineBytes: 1 << 22)
+    private var input: FDPoll?
+    private var signals: [SignalWatcher] = []
+    private var sawError = false
+    private var status: Int32 = 0
+    private var finished = false
+    /// Typing at a terminal: a prompt on stderr after each answer.
+    private let prompting: Bool
+
+    /// Talks to the first of `endpoints`: a hand-typed session is with one daemon.
+    static func run(lines: [String]?, endpoints: [Endpoint], room: String?, token: String?) -> Int32 {
+        guard let loop = ClientLoop.start() else { return 1 }
+        let endpoint = endpoints.first ?? Endpoint.defaultAddress
+        let session = RawSession(loop: loop, endpoint: endpoint, lines: lines, room: room, token: token)
+        session.start()
+        loop.run()
+        loop.shutdown()
+        return session.status
+    }
+
+    private init(loop: EventLoop, endpoint: Endpoint, lines: [String]?, room: String?, token: String?) {
+        self.loop = loop
+        self.endpoint = endpoint
+        self.lines = lines
+        var prelude: [String] = []
+        if let token { prelude.append(Verb.auth.line(token)) }
+        if let room, room != "main" { prelude.append(Verb.join.line(room)) }
+        self.prelude = prelude
+        self.preludeLeft = prelude.count
+        self.prompting = lines == nil && isatty(0) == 1 && isatty(2) == 1
+    }
+
+    private func start() {
+        do {
+            for number in [SIGINT, SIGTERM] {
+                signals.append(try SignalWatcher(loop: loop, signal: number) { [unowned self] in
+                    self.finish(self.sawError ? 1 : 0)
+                })
+            }
+        } catch {
+            Output.complain("cannot watch signals: \(error)")
+            status = 1
+            return
+        }
+        let completion: (Result<StreamConnection, UVError>) -> Void = { [unowned self] result in
+            switch result {
+            case .failure(let error):
+                Output.complain("cannot connect to \(self.endpoint): \(error)")
+                self.finish(1)
+            case .success(let connection):
+                self.connected(connection)
+            }
+        }
+        switch endpoint {
+        case .unix(let path):
+            StreamConnection.connectUnix(loop: loop, path: path, completion: completion)
+        case .tcp(let host, let port):
+            guard let address = ClientDriver.resolve(host) else {
+                Output.complain("cannot connect to \(endpoint): cannot resolve host \(host)")
+                finish(1)
+                return
+            }
+            StreamConnection.connectTCP(loop: loop, host: address, port: port, completion: completion)
+        }
+    }
+
+    private func connected(_ connection: StreamConnection) {
+        guard !finished else {
+            connection.close()
+            return
+        }
+        self.connection = connection
+        connection.onRead = { [unowned self] bytes in self.received(bytes) }
+        connection.onEnd = { [unowned self] end in
+            switch end {
+            case .eof:
+                self.finish(self.sawError ? 1 : 0)
+            case .error(let error):
+                Output.complain("lost the connection to \(self.endpoint): \(error)")
+                self.finish(1)
+            }
+        }
+        connection.startReading()
+        if prelude.isEmpty {
+            sendUserLines()
+        } else {
+            connection.write([Array(prelude.map { $0 + "\n" }.joined().utf8)])
+        }
+    }
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        framer.append(bytes)
+        var printed = false
+        while !finished, let frame = framer.next() {
+            guard case .line(let raw) = frame else {
+                Output.complain("the daemon sent a line over \(framer.maxLineBytes) bytes")
+                finish(1)
+                return
+            }
+            let line = String(decoding: raw, as: UTF8.self)
+            if preludeLeft > 0 {
+                preludeDone(line)
+                continue
+            }
+            if case .error(let error) = ServerLine.parse(line) {
+                if !sawError, let hint = OneShot.hint(for: error) { Output.complain(hint) }
+                sawError = true
+            }
+            if !Output.out(line + "\n") {
+                finish(sawError ? 1 : 0)
+                return
+            }
+            printed = true
+        }
+        if printed && prompting && input != nil { prompt() }
+    }
+
+    /// One answer to `AUTH` or `JOIN`.
+    private func preludeDone(_ line: String) {
+        preludeLeft -= 1
+        if case .error(let error) = ServerLine.parse(line) {
+            let answersAuth = prelude.count - preludeLeft - 1 == 0 && prelude[0].hasPrefix("AUTH ")
+            Output.err(error.line)
+            // A token for a daemon that wants none is worth saying, not worth stopping for.
+            if !(answersAuth && error.code == ErrorCode.badArgs.rawValue) {
+                if let hint = OneShot.hint(for: error) { Output.complain(hint) }
+                finish(1)
+                return
+            }
+        }
+        if preludeLeft == 0 { sendUserLines() }
+    }
+
+    private func sendUserLines() {
+        guard let connection else { return }
+        if let lines {
+            connection.write([Array(lines.map { $0 + "\n" }.joined().utf8)])
+            connection.shutdownWrite()
+            return
+        }
+        do {
+            input = try FDPoll(loop: loop, fd: 0) { [unowned self] in self.stdinReadable() }
+            if prompting {
+                Output.err("navsync: talking to \(endpoint); one command per line (HELP lists them), Ctrl-D ends")
+                prompt()
+            }
+        } catch {
+            // A regular file cannot be polled; it can be read straight away without waiting on anyone.
+            connection.write([readAllOfStdin()])
+            connection.shutdownWrite()
+        }
+    }
+
+    private func stdinReadable() {
+        guard let connection else { return }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if n > 0 {
+                connection.write([Array(buffer[..<n])])
+                continue
+            }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
+            // End of input (or an unreadable stdin): the daemon answers what it has and closes.
+            input?.close()
+            input = nil
+            connection.shutdownWrite()
+            return
+        }
+    }
+
+    private func readAllOfStdin() -> [UInt8] {
+        var all: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if n > 0 { all += buffer[..<n]; continue }
+            if n < 0 && errno == EINTR { continue }
+            return all
+        }
+    }
+
+    private func prompt() {
+        _ = Output.errRaw("navsync> ")
+    }
+
+    private func finish(_ code: Int32) {
+        guard !finished else { return }
+        finished = true
+        status = code
+        if prompting && input != nil { _ = Output.errRaw("\n") }
+        input?.close()
+        input = nil
+        for watcher in signals { watcher.close() }
+        signals.removeAll()
+        connection?.close()
+        connection = nil
+        loop.stop()
+    }
+}
