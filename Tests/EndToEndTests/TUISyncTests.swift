@@ -149,7 +149,7 @@ final class TUISyncTests: XCTestCase {
                 && text.split(separator: "\n").allSatisfy { $0.count <= 50 }
         }
         tmux.resizeWindow(width: 20, height: 4)
-        tmux.waitFor(0, "the too-small notice") { $0.contains("navsync: terminal") }
+        tmux.waitFor(0, "the too-small notice") { $0.contains("24×6") }
         tmux.resizeWindow(width: 120, height: 40)
         tmux.waitFor(0, "a 120x40 layout") { text in
             text.hasLine("Red") && text.statusLine.hasSuffix("connected")

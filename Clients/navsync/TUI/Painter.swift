@@ -12,6 +12,8 @@ struct Frame {
     var ui: UIState
     /// Why the last connection ended, shown while reconnecting.
     var lastLoss: String?
+    /// False until the first connection: a failure then is "cannot connect", not "lost".
+    var hasConnected: Bool
     var now: UInt64
 }
 
@@ -29,12 +31,19 @@ struct Painter {
     private var arrow: String { terminal.unicode ? " › " : " > " }
     private var ellipsis: String { terminal.unicode ? "…" : "..." }
 
+    /// The smallest terminal the layout fits.
+    static let minimumColumns = 24
+    static let minimumRows = 6
+
     func paint(_ frame: Frame) {
         let rows = terminal.rows
         let columns = terminal.columns
-        guard rows >= 6, columns >= 24 else {
+        guard rows >= Self.minimumRows, columns >= Self.minimumColumns else {
             terminal.clear(background: terminal.attributes())
-            terminal.put("navsync: terminal too small", row: 0, column: 0, terminal.attributes())
+            let lines = Self.tooSmallNotice(columns: columns, rows: rows, times: terminal.unicode ? "×" : "x")
+            for (row, line) in lines.prefix(max(1, rows)).enumerated() {
+                terminal.put(line, row: row, column: 0, terminal.attributes())
+            }
             terminal.cursor()
             terminal.show()
             return
@@ -109,6 +118,10 @@ struct Painter {
             lines.append(("", body))
             lines.append(("waiting for room \(frame.room) on \(frame.endpoint)" + ellipsis, body))
         }
+        if case .stopped(let reason) = frame.link {
+            // Stopped for good: what to do matters more than a stale screen.
+            lines = [("navsync stopped", bold), ("", body)] + Self.stopAdvice(reason).map { ($0, body) }
+        }
         let firstRow = 1
         let lastRow = rows - 3
         let available = lastRow - firstRow + 1
@@ -141,7 +154,8 @@ struct Painter {
         switch frame.link {
         case .waiting, .connecting(failures: 1...):
             if let loss = frame.lastLoss {
-                terminal.put(TextCells.truncate(" connection lost: \(loss)", to: columns, ellipsis: ellipsis),
+                let what = frame.hasConnected ? "connection lost" : "cannot connect to \(frame.endpoint)"
+                terminal.put(TextCells.truncate(" \(what): \(loss)", to: columns, ellipsis: ellipsis),
                              row: row, column: 0, body)
                 return nil
             }
@@ -165,37 +179,65 @@ struct Painter {
         }
         terminal.fill(row: row, column: 0, width: columns, bar)
 
+        // What the line holds, most important first: the revision and the
+        // link state always; then the room, the watcher count and the address;
+        // the link's details (the retry countdown in full) last.
         var right: String
+        var compactRight: String
         var rightStyle = bar
         let dot = terminal.unicode ? "● " : "* "
         switch frame.link {
         case .idle, .connecting(failures: 0):
             right = "connecting" + ellipsis
+            compactRight = right
         case .connecting:
             right = "reconnecting" + ellipsis + " trying now"
+            compactRight = "trying" + ellipsis
             rightStyle = terminal.attributes(Style.warning, bold: true, reverse: !terminal.hasColors)
         case .handshaking:
             right = "syncing" + ellipsis
+            compactRight = right
         case .live:
             right = dot + "connected"
+            compactRight = right
         case .waiting(let retryAt, _, _):
-            let wait = retryAt > frame.now ? retryAt - frame.now : 0
-            right = "reconnecting" + ellipsis + " retry in " + Output.seconds(wait)
+            let wait = Output.seconds(retryAt > frame.now ? retryAt - frame.now : 0)
+            right = "reconnecting" + ellipsis + " retry in " + wait
+            compactRight = "retry " + wait
             rightStyle = terminal.attributes(Style.warning, bold: true, reverse: !terminal.hasColors)
         case .stopped(let reason):
             right = "stopped: " + reason
+            compactRight = "stopped"
             rightStyle = terminal.attributes(Style.error, bold: true, reverse: !terminal.hasColors)
         }
-        right = " " + TextCells.truncate(right, to: max(10, columns - 20), ellipsis: ellipsis) + " "
-
         let separator = terminal.unicode ? " · " : " | "
-        var parts = ["\(frame.endpoint)", "room \(frame.room)"]
-        if let snapshot = frame.snapshot { parts.append("rev \(snapshot.revision)") }
-        if let watchers = frame.watchers { parts.append(watchers == 1 ? "1 watcher" : "\(watchers) watchers") }
-        let leftRoom = columns - TextCells.width(right)
-        let left = TextCells.truncate(" " + parts.joined(separator: separator), to: max(0, leftRoom - 1), ellipsis: ellipsis)
+        let revision = frame.snapshot.map { "rev \($0.revision)" }
+        // The count comes from the last STATS; while not live it may be stale, so it is unknown.
+        let watchers = frame.link == .live ? frame.watchers.map { $0 == 1 ? "1 watcher" : "\($0) watchers" } : "? watchers"
+        let address = "\(frame.endpoint)"
+        let room = "room \(frame.room)"
+        let layouts: [[String?]] = [
+            [address, room, revision, watchers],
+            [room, revision, watchers],
+            [room, revision],
+            [revision],
+        ]
+        var chosen: (left: String, right: String)?
+        search: for parts in layouts {
+            let left = " " + parts.compactMap { $0 }.joined(separator: separator)
+            for candidate in [right, compactRight] {
+                let shown = " " + candidate + " "
+                if TextCells.width(left) + 1 + TextCells.width(shown) <= columns {
+                    chosen = (left, shown)
+                    break search
+                }
+            }
+        }
+        let (left, shownRight) = chosen ?? (
+            TextCells.truncate(" " + (revision ?? ""), to: max(0, columns / 2), ellipsis: ellipsis),
+            " " + TextCells.truncate(compactRight, to: max(1, columns - columns / 2 - 2), ellipsis: ellipsis) + " ")
         terminal.put(left, row: row, column: 0, bar)
-        terminal.put(right, row: row, column: columns - TextCells.width(right), rightStyle)
+        terminal.put(shownRight, row: row, column: max(0, columns - TextCells.width(shownRight)), rightStyle)
     }
 
     private func paintMenu(_ catalog: [CatalogEntry], purpose: UIState.MenuPurpose, selected: Int, rows: Int, columns: Int) {
@@ -267,6 +309,36 @@ struct Painter {
     }
 
     // MARK: Helpers
+
+    /// The notice for a terminal below the minimum, in as many lines as fit
+    /// and never wider than the terminal: the most helpful wording that fits.
+    static func tooSmallNotice(columns: Int, rows: Int, times: String) -> [String] {
+        let needed = "\(minimumColumns)\(times)\(minimumRows)"
+        let now = "\(columns)\(times)\(rows)"
+        let candidates: [[String]] = [
+            ["navsync needs at least \(needed); this terminal is \(now)"],
+            ["navsync: terminal too small,", "needs \(needed), is \(now)"],
+            ["navsync needs", "at least \(needed)", "(is \(now))"],
+            ["needs \(needed)", "is \(now)"],
+            ["needs", needed],
+            [needed],
+        ]
+        for lines in candidates where lines.count <= max(1, rows) && lines.allSatisfy({ TextCells.width($0) <= columns }) {
+            return lines
+        }
+        return [TextCells.prefix(needed, fitting: max(0, columns))]
+    }
+
+    /// What to tell the user when the client stopped for good.
+    static func stopAdvice(_ reason: String) -> [String] {
+        if reason.hasPrefix("ERR \(ErrorCode.authRequired.rawValue)") {
+            return ["this daemon needs a token:", "quit (q) and start navsync with --token-file FILE"]
+        }
+        if reason.hasPrefix("ERR \(ErrorCode.authFailed.rawValue)") {
+            return ["the daemon refused the token from --token-file;", "quit (q) and check the file"]
+        }
+        return [reason, "quit (q) and start navsync again"]
+    }
 
     /// The SCREENS listing carries no messages; the built-in screens' are
     /// known here, other catalogs show none.

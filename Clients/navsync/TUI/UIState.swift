@@ -122,7 +122,13 @@ struct UIState {
             mode = .menu(purpose, selected: max(0, count - 1))
         case .enter, .character("d"):
             guard selected < count else { mode = .browsing; return .nothing }
-            return choose(purpose, catalog[selected], askForData: key == .character("d"))
+            let entry = catalog[selected]
+            if key == .character("d") && entry.data == .none {
+                // Asked for data where none is taken: say so rather than send something else than asked.
+                post("\(entry.title) takes no data; Enter picks it as it is", isError: false, now: now)
+                return .nothing
+            }
+            return choose(purpose, entry, askForData: key == .character("d"))
         case .character(let c) where ("1"..."9").contains(c):
             let index = Int(String(c))! - 1
             if index < count { return choose(purpose, catalog[index], askForData: false) }
@@ -151,6 +157,7 @@ struct UIState {
         switch key {
         case .escape:
             mode = .browsing
+            notice = nil  // a "needs data" reminder is about the prompt just closed
             return .nothing
         case .enter:
             let data = prompt.text.trimmingBlanks()
