@@ -63,6 +63,7 @@ struct ClientOptions {
             --room A --room B   several rooms, each line starting with its room
           screens               list the catalog: name color next data title
           stats                 the daemon's figures: key value
+          rooms                 the rooms that hold state: name revision route
           ping [TEXT]           PONG [TEXT]
           raw [LINE...]         send protocol lines as they are and print every reply line;
                                 with no LINE, the lines come from stdin (type them, Ctrl-D ends)
@@ -201,6 +202,7 @@ struct ClientOptions {
         case "get": try none(); request = .get
         case "screens": try none(); request = .screens
         case "stats": try none(); request = .stats
+        case "rooms": try none(); request = .rooms
         case "pop": try none(); request = .pop
         case "root": try none(); request = .root
         case "ping": request = .ping(data(args[...]) ?? "")

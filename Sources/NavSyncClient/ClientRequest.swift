@@ -15,6 +15,8 @@ public indirect enum ClientRequest: Equatable, Sendable {
     case guarded(revision: UInt64, change: ClientRequest)
     case screens
     case stats
+    /// The rooms with state (`ROOMS`, a navsync addition to the contract).
+    case rooms
     case ping(String)
 
     /// What the daemon answers with when the command succeeds.
@@ -44,6 +46,7 @@ public indirect enum ClientRequest: Equatable, Sendable {
         case .guarded: return .guarded
         case .screens: return .screens
         case .stats: return .stats
+        case .rooms: return .rooms
         case .ping: return .ping
         }
     }
@@ -57,7 +60,7 @@ public indirect enum ClientRequest: Equatable, Sendable {
         case .open(let route): return verb.line(route)
         case .guarded(let revision, let change): return verb.line(String(revision), change.line)
         case .ping(let text): return verb.line(text)
-        case .get, .pop, .root, .dismiss, .screens, .stats: return verb.line()
+        case .get, .pop, .root, .dismiss, .screens, .stats, .rooms: return verb.line()
         }
     }
 
@@ -65,7 +68,7 @@ public indirect enum ClientRequest: Equatable, Sendable {
         switch self {
         case .get: return .state
         case .select, .push, .pop, .root, .next, .open, .present, .dismiss, .guarded: return .ok
-        case .screens, .stats: return .listing
+        case .screens, .stats, .rooms: return .listing
         case .ping: return .pong
         }
     }
@@ -87,7 +90,7 @@ public indirect enum ClientRequest: Equatable, Sendable {
         case .guarded(_, let change):
             guard change.verb.row.isMutation else { return "IF guards a change, not \(change.verb.rawValue)" }
             return change.problem
-        case .get, .pop, .root, .dismiss, .screens, .stats: return nil
+        case .get, .pop, .root, .dismiss, .screens, .stats, .rooms: return nil
         }
     }
 

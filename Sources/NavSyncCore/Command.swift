@@ -43,6 +43,8 @@ public enum Command: Sendable, Equatable {
     case screens
     case messages
     case stats
+    /// The rooms this daemon holds state for, by name.
+    case rooms
     case ping(text: String)
     case hello(version: String?)
     case auth(token: String)
@@ -68,6 +70,7 @@ public enum Command: Sendable, Equatable {
         case .screens: return .screens
         case .messages: return .messages
         case .stats: return .stats
+        case .rooms: return .rooms
         case .ping: return .ping
         case .hello: return .hello
         case .auth: return .auth

@@ -38,6 +38,7 @@ public struct CommandParser: Sendable {
         case .screens: return .screens
         case .messages: return .messages
         case .stats: return .stats
+        case .rooms: return .rooms
         case .quit: return .quit
         case .help: return .help
         case .ping: return .ping(text: String(Self.trimBlanks(rest)))
@@ -90,7 +91,7 @@ public struct CommandParser: Sendable {
         case .open: return .open(try route(rest))
         case .present: return .present(try entry(verb, rest))
         case .dismiss: return .dismiss
-        case .get, .guarded, .watch, .unwatch, .join, .screens, .messages, .stats, .ping, .hello, .auth, .quit, .help:
+        case .get, .guarded, .watch, .unwatch, .join, .screens, .messages, .stats, .rooms, .ping, .hello, .auth, .quit, .help:
             preconditionFailure("\(verb) is not a mutation")
         }
     }

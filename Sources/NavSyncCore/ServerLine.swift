@@ -62,7 +62,7 @@ public enum ServerLine: Equatable, Sendable {
             return .error(ServerError(code: String(code), message: String(message), line: line))
         case "PONG": return .pong(String(rest))
         case "HELLO": return .hello(String(rest))
-        case "SCREEN", "STAT", "MESSAGE": return .item(line)
+        case "SCREEN", "STAT", "MESSAGE", "ROOM": return .item(line)
         case "END": return rest.isEmpty ? .end : .other(line)
         case "BYE": return .bye
         default: return .other(line)

@@ -21,6 +21,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case screens = "SCREENS"
     case messages = "MESSAGES"
     case stats = "STATS"
+    case rooms = "ROOMS"
     case ping = "PING"
     case hello = "HELLO"
     case auth = "AUTH"
@@ -98,6 +99,8 @@ public enum Verb: String, CaseIterable, Sendable {
         case .messages: return Row(usage: "MESSAGES", summary: "the catalog's messages",
                                    arguments: .none, isMutation: false, allowedBeforeAuth: false)
         case .stats: return Row(usage: "STATS", summary: "server figures",
+                                arguments: .none, isMutation: false, allowedBeforeAuth: false)
+        case .rooms: return Row(usage: "ROOMS", summary: "rooms with state: ROOM <name> <rev> <route> lines",
                                 arguments: .none, isMutation: false, allowedBeforeAuth: false)
         case .ping: return Row(usage: "PING [text]", summary: "answered PONG [text]",
                                arguments: .text, isMutation: false, allowedBeforeAuth: true)

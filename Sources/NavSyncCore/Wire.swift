@@ -45,6 +45,13 @@ public enum Wire {
         return Array((text + "END\n").utf8)
     }
 
+    /// `ROOM <name> <rev> <route>` for each room given, in that order, then `END`.
+    public static func rooms(_ rooms: [(name: String, state: RoomState)]) -> [UInt8] {
+        var text = ""
+        for (name, state) in rooms { text += "ROOM \(name) \(state.revision) \(state.route)\n" }
+        return Array((text + "END\n").utf8)
+    }
+
     public static func stats(_ figures: [(key: String, value: String)]) -> [UInt8] {
         var text = ""
         for (key, value) in figures { text += "STAT \(key) \(singleLine(value))\n" }

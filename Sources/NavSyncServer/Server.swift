@@ -217,6 +217,10 @@ public final class Server {
             reply(session, Wire.messages(catalog))
         case .stats:
             reply(session, Wire.stats(figures(for: session)))
+        case .rooms:
+            // Sorted, so the listing is stable and a script can diff it.
+            let held = rooms.compactMap { name, room in room.state.map { (name: name, state: $0) } }
+            reply(session, Wire.rooms(held.sorted { $0.name < $1.name }))
         case .ping(let text):
             reply(session, Wire.pong(text))
         case .hello:

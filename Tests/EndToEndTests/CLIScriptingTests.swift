@@ -23,6 +23,20 @@ final class CLIScriptingTests: XCTestCase {
         XCTAssertEqual(try navsync(at + ["state"]).stdout, "2 /red/blue:a%20note/green\n", "the stale change did nothing")
     }
 
+    func test_rooms_listsRoomsWithState_nameRevisionRoute() throws {
+        let daemon = try DaemonProcess(state: "none")
+        defer { daemon.stop() }
+        let at = ["--connect", "127.0.0.1:\(daemon.port)"]
+        XCTAssertEqual(try navsync(at + ["rooms"]).stdout, "", "no room changed yet")
+        XCTAssertEqual(try navsync(at + ["--room", "lobby", "push", "blue", "hi"]).stdout, "1\n")
+        XCTAssertEqual(try navsync(at + ["select", "green"]).stdout, "1\n")
+        XCTAssertEqual(try navsync(at + ["select", "blue"]).stdout, "2\n")
+        XCTAssertEqual(try navsync(at + ["--room", "quiet", "get"]).stdout, "/red\n", "reading creates no room")
+        let rooms = try navsync(at + ["rooms"])
+        XCTAssertEqual(rooms.status, 0, rooms.stderr)
+        XCTAssertEqual(rooms.stdout, "lobby 1 /red/blue:hi\nmain 2 /blue\n")
+    }
+
     func test_statsAndPing_printTheDaemonsAnswers() throws {
         let daemon = try DaemonProcess(state: "none")
         defer { daemon.stop() }

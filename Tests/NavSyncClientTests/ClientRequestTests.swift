@@ -38,7 +38,7 @@ final class ClientRequestTests: XCTestCase {
     func test_line_parsesBackToItsOwnVerb() {
         let parser = CommandParser(catalog: .builtIn, maxDepth: 64)
         let requests: [ClientRequest] = [.get, .select(screen: "blue", data: "x y"), .push(screen: "green", data: nil),
-                                         .pop, .root, .next(data: "n"), .open(route: "/red/blue:a"), .screens, .stats,
+                                         .pop, .root, .next(data: "n"), .open(route: "/red/blue:a"), .screens, .stats, .rooms,
                                          .ping("hi"), .guarded(revision: 7, change: .push(screen: "blue", data: "a b"))]
         for request in requests {
             guard case .success(let command)? = parser.parse(Array(request.line.utf8)) else {

@@ -66,6 +66,7 @@ final class CommandParserTests: XCTestCase {
         XCTAssertEqual(command("UNWATCH"), .unwatch)
         XCTAssertEqual(command("SCREENS"), .screens)
         XCTAssertEqual(command("STATS"), .stats)
+        XCTAssertEqual(command("rooms"), .rooms)
         XCTAssertEqual(command("QUIT"), .quit)
         XCTAssertEqual(command("HELP"), .help)
     }

@@ -137,6 +137,7 @@ final class MalformedLineTests: XCTestCase {
         Row("UNWATCH now", .badArgs),
         Row("SCREENS all", .badArgs),
         Row("STATS all", .badArgs),
+        Row("ROOMS main", .badArgs),
         Row("QUIT now", .badArgs),
         Row("HELP me", .badArgs),
 

@@ -84,6 +84,14 @@ final class WireTests: XCTestCase {
         XCTAssertEqual(Wire.stats([(key: "note", value: "a\nb")]).text, "STAT note a b\nEND\n")
     }
 
+    func test_wire_rooms_listsNameRevRouteThenEnd() {
+        let rooms = [(name: "a", state: RoomState(stack: [RouteEntry(screen: "red")], revision: 3)),
+                     (name: "b.2", state: RoomState(stack: [RouteEntry(screen: "red"), RouteEntry(screen: "blue", data: "x y")],
+                                                    revision: 12))]
+        XCTAssertEqual(Wire.rooms(rooms).text, "ROOM a 3 /red\nROOM b.2 12 /red/blue:x%20y\nEND\n")
+        XCTAssertEqual(Wire.rooms([]).text, "END\n")
+    }
+
     func test_wire_help_isLinesThenEndAndNamesEveryVerb() {
         let text = Wire.help().text
         XCTAssertTrue(text.hasSuffix("\nEND\n"))
@@ -91,7 +99,7 @@ final class WireTests: XCTestCase {
         XCTAssertEqual(lines.filter { $0 == "END" }.count, 1, "END appears once, last")
         XCTAssertFalse(lines.contains(""), "no empty lines")
         for verb in ["GET", "SELECT", "PUSH", "POP", "ROOT", "NEXT", "OPEN", "IF", "WATCH", "UNWATCH", "JOIN",
-                     "SCREENS", "STATS", "PING", "HELLO", "AUTH", "QUIT", "HELP"] {
+                     "SCREENS", "STATS", "ROOMS", "PING", "HELLO", "AUTH", "QUIT", "HELP"] {
             XCTAssertTrue(text.contains(verb), "HELP mentions \(verb)")
         }
     }

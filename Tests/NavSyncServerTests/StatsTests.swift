@@ -47,6 +47,15 @@ final class StatsTests: XCTestCase {
         XCTAssertEqual(figures["room"], "side")
     }
 
+    func test_rooms_listsRoomsWithStateByName_untouchedRoomsNot() throws {
+        let hub = try Hub(persistence: .batch)
+        let a = hub.connect(), b = hub.connect()
+        XCTAssertEqual(a.run("ROOMS"), ["END"], "nothing changed yet")
+        b.run("JOIN zeta", "PUSH blue x y", "JOIN alpha", "SELECT green", "JOIN watched-only", "WATCH")
+        a.run("JOIN also-untouched", "GET")
+        XCTAssertEqual(a.run("ROOMS"), ["ROOM alpha 1 /green", "ROOM zeta 1 /red/blue:x%20y", "END"])
+    }
+
     func test_readOnlyCommands_answerAsDocumented() throws {
         let hub = try Hub()
         let client = hub.connect()
