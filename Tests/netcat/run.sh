@@ -8,6 +8,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 examples="$here/../../Clients/netcat"
 work="$(mktemp -d)"
 pids=()
+# The scripts' wait for one reply; generous, for a machine busy building.
+export NAVSYNC_TIMEOUT=10
 passed=0
 failed=0
 
@@ -43,9 +45,9 @@ check() {
     fi
 }
 
-# wait_for_lines FILE N : until FILE has N lines, at most 5 s.
+# wait_for_lines FILE N : until FILE has N lines, at most 10 s.
 wait_for_lines() {
-    for _ in $(seq 1 500); do
+    for _ in $(seq 1 1000); do
         [ "$(wc -l < "$1")" -ge "$2" ] && return 0
         sleep 0.01
     done
