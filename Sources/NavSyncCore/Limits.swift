@@ -6,6 +6,9 @@ public struct Limits: Sendable, Equatable {
     /// Bytes of output the daemon may hold for one watcher before it drops
     /// that watcher's queued events and schedules a resync.
     public var maxPendingBytes: Int = 1 << 20
+    /// Bytes of output the daemon may hold for all watchers together; past
+    /// it the largest queues are resynced first.
+    public var maxOutputMemoryBytes: Int = 256 << 20
     /// Entries in one room's stack and sheets together.
     public var maxDepth: Int = 64
     /// Rooms that have been changed at least once.

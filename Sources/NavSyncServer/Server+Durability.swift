@@ -49,6 +49,9 @@ extension Server {
                 change.room.dropTurnEvents(from: first)
                 change.room.firstUnsyncedEvent = nil
             }
+            // Its newest events are of undone revisions; a `WATCH <rev>` is
+            // answered with a fresh STATE until new changes refill it.
+            change.room.history.removeAll()
         }
         // Every output of the batch is still queued: nothing leaves before
         // the fsync. Its OKs become refusals; its events go.

@@ -67,13 +67,17 @@ extension Server {
     }
 
     /// The watcher is not keeping up: forget its queued events, queue no more,
-    /// and owe it one STATE once its socket has drained.
-    private func dropEvents(_ session: Session) {
+    /// and owe it one STATE once its socket has drained. The dropped events
+    /// no longer count as handed out (`events_out`).
+    func dropEvents(_ session: Session, reason: @autoclosure () -> String = "") {
+        let queued = session.outbox.count
         session.outbox.removeAll(where: \.isEvent)
+        noteEventsSkipped(queued - session.outbox.count)
         session.outboxBytes = session.outbox.reduce(0) { $0 + $1.bytes.count }
         session.owesResync = true
-        noteResync()
-        log.info("\(session.label) is a slow watcher (over \(config.limits.maxPendingBytes) bytes pending); events dropped, resync owed")
+        let why = reason()
+        log.info("\(session.label) is a slow watcher (\(why.isEmpty ? "over \(config.limits.maxPendingBytes) bytes pending (--max-pending)" : why)); "
+                 + "events dropped, resync owed")
     }
 
     func markDirty(_ session: Session) {
@@ -102,26 +106,36 @@ extension Server {
         let batch = dirty
         dirty.removeAll(keepingCapacity: true)
         let maxPending = config.limits.maxPendingBytes
+        let maxOutput = config.limits.maxOutputMemoryBytes
+        // Output the transports took on in this flush and could not send at once.
+        var grown = 0
         for session in batch {
             session.inDirtyList = false
             guard !session.isEnded else { continue }
+            let queuedBefore = session.connection.queuedWriteBytes
             // The room's events of this turn that this watcher owes: sent with
-            // its outbox, or skipped if it is closing, owed a resync, or would
-            // now hold more than --max-pending.
+            // its outbox, or skipped if it is closing, owed a resync, would
+            // now hold more than --max-pending, or is already behind while
+            // the output of all connections is past --max-output-memory.
             var owed: (room: Room, range: Range<Int>)?
             if let room = session.watchedRoom, let range = owedEvents(session) {
                 markTaken(session, room)
                 if session.isClosing || session.owesResync {
                     noteEventsSkipped(range.count)
-                } else if session.outboxBytes + room.turnBytes(in: range) + session.connection.queuedWriteBytes > maxPending {
+                } else if session.outboxBytes + room.turnBytes(in: range) + queuedBefore > maxPending {
                     noteEventsSkipped(range.count)
                     dropEvents(session)
+                } else if queuedBefore > 0 && heldOutputBytes > maxOutput
+                            && grown > maxOutput / Self.outputBudgetGrowthShare {
+                    noteEventsSkipped(range.count)
+                    dropEvents(session, reason: "behind while all connections hold over \(maxOutput) bytes (--max-output-memory)")
                 } else {
                     owed = (room, range)
                 }
             }
-            if session.owesResync && session.watching && session.connection.queuedWriteBytes == 0 && session.endReason == nil {
+            if session.owesResync && session.watching && queuedBefore == 0 && session.endReason == nil {
                 session.owesResync = false
+                noteResync()
                 session.outbox.append(Session.Output(bytes: Wire.state(currentState(of: session)), isEvent: false))
             }
             if let owed, session.outbox.isEmpty, owed.range.lowerBound == 0 {
@@ -134,6 +148,13 @@ extension Server {
                 session.outbox.removeAll(keepingCapacity: true)
                 session.outboxBytes = 0
             }
+            let queuedAfter = session.connection.queuedWriteBytes
+            heldOutputBytes += queuedAfter - queuedBefore
+            grown += max(0, queuedAfter - queuedBefore)
+            if !session.inBacklogList && queuedAfter > 0 {
+                session.inBacklogList = true
+                backlogged.append(session)
+            }
             if session.endReason != nil {
                 finishEnding(session, graceful: true)
             } else if session.readingPaused && !session.pausedForStore
@@ -144,6 +165,7 @@ extension Server {
         }
         for room in roomsWithTurnEvents { room.endTurn() }
         roomsWithTurnEvents.removeAll(keepingCapacity: true)
+        if !backlogged.isEmpty { keepOutputWithinBudget() }
     }
 
     /// Ends a session once its queued output has been flushed.

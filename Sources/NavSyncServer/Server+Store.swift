@@ -82,7 +82,6 @@ extension Server: RoomStoreDelegate {
         for watcher in room.watchers where !watcher.isClosing {
             takeOwedEvents(watcher)
             watcher.owesResync = true
-            noteResync()
             markDirty(watcher)
         }
         dropIfIdle(name)

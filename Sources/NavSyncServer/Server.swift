@@ -26,6 +26,13 @@ public final class Server {
     /// Rooms whose `turnEvents` are not empty; their turn ends in `flush`.
     var roomsWithTurnEvents: [Room] = []
     var watchersTotal = 0
+    /// Sessions whose transport held unsent output after a flush: where the
+    /// output memory is (see Server+OutputBudget).
+    var backlogged: [Session] = []
+    /// Output the transports hold for all sessions, as of the last flush
+    /// (kept up to date during a flush; drains between flushes are seen at
+    /// the next count). Compared with `--max-output-memory`.
+    var heldOutputBytes = 0
 
     // Figures for STATS.
     var eventsOut: UInt64 = 0
@@ -296,12 +303,15 @@ public final class Server {
             return
         }
         reply(session, Wire.continued(after: revision))
-        var queued = 0
         for event in missed {
-            guard queueEvent(session, event) else { break }
-            queued += 1
+            // Counted as handed out before it is queued: queuing it may drop
+            // it again (and every other queued event) for --max-pending.
+            noteEventsReplayed(1)
+            guard queueEvent(session, event) else {
+                noteEventsSkipped(1)
+                break
+            }
         }
-        noteEventsReplayed(queued)
     }
 
     private func startWatching(_ session: Session) {
@@ -452,6 +462,7 @@ public final class Server {
             ("commands", String(commandsHandled)),
             ("live_sessions", String(liveSessions.value)),
             ("live_links", String(liveLinks.value)),
+            ("output_held", String(heldOutputBytes)),
             ("changes", String(changesMade)),
             ("room", session.room),
             ("max_clients", String(limits.maxClients)),

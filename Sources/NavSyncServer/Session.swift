@@ -36,6 +36,8 @@ public final class Session {
     var eventCursor = 0
     var eventTurn: UInt64 = 0
     var inDirtyList = false
+    /// In `Server.backlogged`: the transport held unsent output after a flush.
+    var inBacklogList = false
     /// A change of this session is with the store; its later lines wait in
     /// the framer until the store answers.
     var waitingForStore = false

@@ -32,7 +32,7 @@ struct DaemonOptions {
 
     static let spec = CommandLineSpec(
         valued: ["listen", "unix", "state", "screens", "token-file", "max-clients", "max-line",
-                 "max-pending", "max-depth", "max-rooms", "fsync", "history", "history-bytes", "keepalive",
+                 "max-pending", "max-output-memory", "max-depth", "max-rooms", "fsync", "history", "history-bytes", "keepalive",
                  "log-level", "allow-origin", "backplane", "backplane-prefix"],
         switches: ["help", "version", "replace-catalog"],
         shortAliases: ["h": "help"])
@@ -40,7 +40,8 @@ struct DaemonOptions {
     static let usage = """
         usage: navsyncd [--listen HOST:PORT]... [--unix PATH] [--state FILE|none]
                         [--screens FILE] [--token-file FILE] [--max-clients N]
-                        [--max-line BYTES] [--max-pending BYTES] [--max-depth N]
+                        [--max-line BYTES] [--max-pending BYTES]
+                        [--max-output-memory BYTES] [--max-depth N]
                         [--max-rooms N] [--fsync always|batch]
                         [--history N] [--history-bytes BYTES] [--keepalive SECONDS]
                         [--allow-origin ORIGIN]... [--backplane URL] [--backplane-prefix P]
@@ -56,6 +57,9 @@ struct DaemonOptions {
           --max-clients N      connections (default 10000)
           --max-line BYTES     bytes per command line, at least 64 (default 4096)
           --max-pending BYTES  unsent bytes per watcher before it is resynced (default 1048576)
+          --max-output-memory BYTES
+                               unsent bytes for all connections together; past it the
+                               largest queues are resynced first (default 268435456)
           --max-depth N        entries of a stack and its sheets together (default 64)
           --max-rooms N        rooms holding state (default 1024)
           --fsync always|batch fsync before each acknowledgement, or once per loop turn
@@ -131,6 +135,9 @@ struct DaemonOptions {
         }
         if let text = parsed.last("max-pending") {
             options.limits.maxPendingBytes = try CommandLineSpec.positiveInt(text, flag: "max-pending")
+        }
+        if let text = parsed.last("max-output-memory") {
+            options.limits.maxOutputMemoryBytes = try CommandLineSpec.positiveInt(text, flag: "max-output-memory")
         }
         if let text = parsed.last("max-depth") {
             options.limits.maxDepth = try CommandLineSpec.positiveInt(text, flag: "max-depth")

@@ -76,3 +76,48 @@ final class StatsTests: XCTestCase {
         XCTAssertEqual(client.stats()["commands"], "11", "blank lines are not commands; refused ones are")
     }
 }
+
+/// Every STATS figure against a workload whose answer is known in advance
+/// (docs/PROTOCOL.md, "STATS reports").
+final class StatsMeaningTests: XCTestCase {
+    func test_everyFigure_meansWhatTheProtocolSays() throws {
+        let maxPending = 4096
+        let hub = try Hub(limits: limits(maxPending: maxPending))
+        let a = hub.connect(), b = hub.connect(), c = hub.connect()
+        a.run("WATCH")                                   // command 1
+        b.run("JOIN side", "WATCH")                      // 2, 3
+        c.run("PUSH blue")                               // 4: change 1 of main, one event (a)
+        c.run("SELECT red")                              // 5: change 2, one event
+        c.run("SELECT red")                              // 6: a no-op, not a change
+        c.run("POP")                                     // 7: ERR at-root, counted, not a change
+        c.run("FLY")                                     // 8: ERR unknown-command, counted
+        c.run("", "  ")                                  // blank lines are not commands
+        c.run("IF 9 PUSH blue")                          // 9: ERR conflict
+        // a stops reading: the event of change 3 is dropped for it, so not counted out.
+        a.connection.queuedWriteBytes = maxPending + 1
+        c.run("PUSH green")                              // 10: change 3
+        var figures = c.stats()                          // 11
+        XCTAssertEqual(figures["connections"], "3")
+        XCTAssertEqual(figures["watchers"], "1", "a, in main")
+        XCTAssertEqual(figures["watchers_total"], "2")
+        XCTAssertEqual(figures["rooms"], "1", "side was joined and watched, never changed")
+        XCTAssertEqual(figures["rev"], "3")
+        XCTAssertEqual(figures["commands"], "11")
+        XCTAssertEqual(figures["changes"], "3")
+        XCTAssertEqual(figures["events_out"], "2")
+        XCTAssertEqual(figures["resyncs"], "0", "owed to a, not sent yet")
+
+        // a drains: its resync STATE goes out and is counted.
+        a.connection.queuedWriteBytes = 0
+        a.writeQueueDrained()
+        hub.flush()
+        XCTAssertEqual(a.newLines().last, "STATE 3 /red/green")
+        figures = b.stats()                              // 12, from side
+        XCTAssertEqual(figures["resyncs"], "1")
+        XCTAssertEqual(figures["watchers"], "1", "b, in side")
+        XCTAssertEqual(figures["rev"], "0")
+        XCTAssertEqual(figures["commands"], "12")
+        c.run("QUIT")                                    // 13
+        XCTAssertEqual(b.stats()["connections"], "2")    // 14
+    }
+}

@@ -15,9 +15,14 @@ final class MemoryConnection: Connection {
     /// How many lines of `lines` a test has already looked at.
     private var linesTaken = 0
 
+    /// Set by the test to play a peer that reads nothing: every write then
+    /// stays queued in the "transport".
+    var holdsWrites = false
+
     func write(_ chunks: [[UInt8]]) {
         writes.append(chunks)
         calls.append("write")
+        if holdsWrites { queuedWriteBytes += chunks.reduce(0) { $0 + $1.count } }
     }
 
     func pauseReading() { calls.append("pause") }

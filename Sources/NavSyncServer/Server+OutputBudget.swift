@@ -1,0 +1,56 @@
+/// `--max-output-memory`: one bound on the output the daemon holds for all
+/// connections together. `--max-pending` caps each watcher, but ten
+/// thousand watchers that stop reading could still hold ten thousand times
+/// that. Past the global bound the watchers with the largest queues are
+/// resynced first, the way Redis's `maxmemory-clients` evicts the biggest
+/// clients: their queued events are dropped, nothing more is queued for
+/// them, and each is sent one fresh `STATE` once its socket has drained.
+///
+/// Output already handed to the transport cannot be taken back, so what a
+/// resync saves is the growth: a resynced queue only shrinks from then on.
+/// After each flush over the bound, resyncing goes on, largest queue first,
+/// until the queues still taking events hold at most an eighth of the
+/// bound; small queues (a reader a moment behind) are left alone while the
+/// big ones account for the excess. Within one flush, once the queues have
+/// grown by more than that eighth and the total is past the bound, every
+/// watcher already behind is resynced instead of being handed more, so one
+/// turn of events times thousands of watchers cannot overshoot the bound by
+/// more than an eighth; a watcher whose socket has taken everything is
+/// never resynced for it.
+extension Server {
+    /// Share of the bound that queues still taking events may keep once the
+    /// bound has been passed.
+    static let outputBudgetGrowthShare = 8
+
+    /// Called after each flush while some transport holds unsent output.
+    func keepOutputWithinBudget() {
+        var total = 0
+        var growing: [(session: Session, bytes: Int)] = []
+        var kept = 0
+        for session in backlogged {
+            let bytes = session.isEnded ? 0 : session.pendingBytes
+            guard bytes > 0 else {
+                session.inBacklogList = false
+                continue
+            }
+            backlogged[kept] = session
+            kept += 1
+            total += bytes
+            if session.watching && !session.owesResync && !session.isClosing { growing.append((session, bytes)) }
+        }
+        backlogged.removeLast(backlogged.count - kept)
+        heldOutputBytes = total
+        let bound = limits.maxOutputMemoryBytes
+        guard total > bound, !growing.isEmpty else { return }
+        growing.sort { $0.bytes > $1.bytes }
+        var growingBytes = growing.reduce(0) { $0 + $1.bytes }
+        var resynced = 0
+        for (session, bytes) in growing where growingBytes > bound / Self.outputBudgetGrowthShare {
+            dropEvents(session, reason: "output of all connections over \(bound) bytes (--max-output-memory)")
+            growingBytes -= bytes
+            resynced += 1
+        }
+        log.warn("output held for connections is \(total) bytes, over --max-output-memory \(bound): "
+                 + "\(resynced) watcher(s) with the largest queues resynced")
+    }
+}
