@@ -56,6 +56,8 @@ struct ClientOptions {
           root                  back to the bottom screen
           next [DATA]           replace the top screen by its next one
           open ROUTE            deep link, e.g. /red/blue:hello%20there
+          present NAME [DATA]   show NAME as a sheet over everything; prints the new revision
+          dismiss               remove the topmost sheet
           if REV COMMAND ...    the change only if the room is still at REV (else ERR conflict)
           watch                 print REV state ROUTE, then REV OP ROUTE per change; reconnects
             --count N           stop after N changes
@@ -172,7 +174,7 @@ struct ClientOptions {
             }
             let inner = try request(change, Array(args.dropFirst(2)))
             guard inner.verb.row.isMutation else {
-                throw CommandLineSpec.UsageError("if guards a change (select push pop root next open), not \(change)")
+                throw CommandLineSpec.UsageError("if guards a change (select push pop root next open present dismiss), not \(change)")
             }
             return .oneShot(try checked(.guarded(revision: revision, change: inner), "if"), .revision)
         default:
@@ -206,10 +208,12 @@ struct ClientOptions {
         case "pop": try none(); request = .pop
         case "root": try none(); request = .root
         case "ping": request = .ping(data(args[...]) ?? "")
-        case "select", "push":
+        case "select", "push", "present":
             guard let name = args.first else { throw CommandLineSpec.UsageError("\(command) needs a screen name") }
-            request = command == "select" ? .select(screen: name, data: data(args.dropFirst()))
-                                          : .push(screen: name, data: data(args.dropFirst()))
+            let rest = data(args.dropFirst())
+            request = command == "select" ? .select(screen: name, data: rest)
+                : command == "push" ? .push(screen: name, data: rest) : .present(screen: name, data: rest)
+        case "dismiss": try none(); request = .dismiss
         case "next":
             request = .next(data: data(args[...]))
         case "open":

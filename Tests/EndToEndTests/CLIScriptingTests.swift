@@ -37,6 +37,19 @@ final class CLIScriptingTests: XCTestCase {
         XCTAssertEqual(rooms.stdout, "lobby 1 /red/blue:hi\nmain 2 /blue\n")
     }
 
+    func test_presentAndDismiss_changeTheSheets_printTheRevision() throws {
+        let daemon = try DaemonProcess(state: "none")
+        defer { daemon.stop() }
+        let at = ["--connect", "127.0.0.1:\(daemon.port)"]
+        XCTAssertEqual(try navsync(at + ["present", "blue", "a", "note"]).stdout, "1\n")
+        XCTAssertEqual(try navsync(at + ["state"]).stdout, "1 /red#blue:a%20note\n")
+        XCTAssertEqual(try navsync(at + ["if", "1", "dismiss"]).stdout, "2\n")
+        let none = try navsync(at + ["dismiss"])
+        XCTAssertEqual(none.status, 1)
+        XCTAssertTrue(none.stderr.hasPrefix("ERR no-sheet"), none.stderr)
+        XCTAssertEqual(try navsync(at + ["dismiss", "now"]).status, 64)
+    }
+
     func test_statsAndPing_printTheDaemonsAnswers() throws {
         let daemon = try DaemonProcess(state: "none")
         defer { daemon.stop() }
