@@ -16,6 +16,9 @@ public final class ClientDriver {
     private var nextEndpoint = 0
     /// Addresses that failed one after another in the current round.
     private var failedThisRound = 0
+    /// The first failure of the current round, with its address, so that a
+    /// round in which every address failed is reported by name.
+    private var firstFailureThisRound: String?
     public private(set) var client: SyncClient
     /// Called for every note, in order, on the loop thread. It may call `submit` or `stop`.
     public var onNote: ((ClientNote) -> Void)?
@@ -173,6 +176,7 @@ public final class ClientDriver {
             attemptFailed(error.description)
         case .success(let connection):
             failedThisRound = 0
+            firstFailureThisRound = nil
             self.connection = connection
             connection.setNoDelay(true)
             connection.onRead = { [weak self] bytes in
@@ -198,13 +202,16 @@ public final class ClientDriver {
     /// one quick attempt.
     private func attemptFailed(_ reason: String) {
         failedThisRound += 1
+        if firstFailureThisRound == nil { firstFailureThisRound = "\(endpoint): \(reason)" }
         if failedThisRound < endpoints.count {
             // Inside `perform` this joins its queue rather than re-entering.
             perform([.connect])
             return
         }
+        let first = firstFailureThisRound ?? reason
         failedThisRound = 0
-        perform(client.connectFailed(endpoints.count == 1 ? reason : "\(reason) (and every other address)", now: now))
+        firstFailureThisRound = nil
+        perform(client.connectFailed(endpoints.count == 1 ? reason : "every address failed, the first with \(first)", now: now))
     }
 
     private func read(_ bytes: UnsafeRawBufferPointer, attempt: Int) {
