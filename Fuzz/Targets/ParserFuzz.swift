@@ -72,7 +72,7 @@ private func check(_ command: Command, parser: CommandParser, catalog: Catalog, 
             let again = parser.parse(Array("WATCH \(after)".utf8))
             require(again == .success(command), "a parsed WATCH <rev> written back parses the same", line.shown)
         }
-    case .get, .unwatch, .screens, .messages, .stats, .quit, .help:
+    case .get, .unwatch, .screens, .messages, .rooms, .stats, .quit, .help:
         break
     }
 }
