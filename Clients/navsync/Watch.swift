@@ -4,10 +4,12 @@ import NavSyncCore
 import UVLoop
 
 /// `navsync watch`: one line per change, flushed as it comes, until SIGINT or
-/// SIGTERM, `--count` changes or `--timeout`. Lost connections are retried;
-/// after each (re)connect and each resync the whole state is printed again as
-/// `REV state ROUTE`. A daemon that was never reached ends the watch with
-/// status 1 after one attempt, unless `--retry`.
+/// SIGTERM, `--count` changes or `--timeout`. The first line is the whole
+/// state, `REV state ROUTE`. Lost connections are retried and resume with
+/// `WATCH <rev>`: when the daemon continues, the changes missed meanwhile are
+/// printed as ordinary lines, so a script's log has no hole; only a real
+/// resync prints a `REV state ROUTE` line again. A daemon that was never
+/// reached ends the watch with status 1 after one attempt, unless `--retry`.
 ///
 /// Several rooms (`--room a --room b`) get one connection each, on the same
 /// loop, and every line starts with its room's name.
@@ -52,6 +54,8 @@ enum Watch {
                     print(name, "\(state.revision) \(op) \(state.route)")
                     changes += 1
                     if let count = limits.count, changes >= count { finish(0) }
+                case .continued(let revision):
+                    Output.log("info", "\(label)continued after revision \(revision)")
                 case .gap(let expected, let received):
                     Output.log("warn", "\(label)revision \(received) arrived where \(expected) was due; resynchronising")
                 case .link(.live):

@@ -108,14 +108,27 @@ public enum SnapshotCause: Equatable, Sendable {
     case resync
 }
 
+/// How the watch of a reconnect picked up where the previous connection left off.
+public enum ResumeOutcome: Equatable, Sendable {
+    /// The daemon still held the missed changes: `CONTINUE`, then each of them as an event.
+    case continued
+    /// It did not (or the daemon restarted without them): a fresh snapshot replaced the old one.
+    case resynced
+}
+
 /// What happened, for whoever shows it.
 public enum ClientNote: Equatable, Sendable {
     case link(Link)
     case snapshot(RoomState, SnapshotCause)
+    /// (1.1) A reconnect's `WATCH <rev>` was answered `CONTINUE <rev>`: the
+    /// snapshot held is still right, and the missed changes follow as events.
+    case continued(after: UInt64)
     /// A change arrived as an `EVENT`; the state is the room after it.
     case event(RoomState, op: String)
     /// Revisions jumped from the expected one; a resync is on its way.
     case gap(expected: UInt64, received: UInt64)
+    /// The catalog from `SCREENS`, with each screen's message from `MESSAGES`
+    /// (1.1): on every connection, and again after the daemon said `CATALOG`.
     case catalog([CatalogEntry])
     /// `STAT` keys and values, from the heartbeat's `STATS`.
     case stats([String: String])
@@ -150,6 +163,11 @@ public enum ClientAction: Equatable, Sendable {
 ///   `WATCH` is sent to resynchronise.
 /// - A snapshot always replaces the local copy, even with a lower revision:
 ///   a daemon restarted without a state file starts again at 0.
+/// - A reconnect resumes the watch with `WATCH <rev>`, `rev` being the last
+///   revision applied: `CONTINUE` keeps the snapshot and the missed changes
+///   arrive as ordinary events; a `STATE` replaces it, as on a first watch.
+///   A daemon that does not know the form (protocol 1.0) refuses it, and the
+///   client falls back to a plain `WATCH`.
 /// - A dead peer is noticed by the heartbeat: the oldest unanswered command
 ///   (a `PING` at the latest) may not be older than the reply timeout.
 /// - Lost connections are retried after `ReconnectBackoff`'s jittered wait.
@@ -157,15 +175,17 @@ public enum ClientAction: Equatable, Sendable {
 /// Times are loop milliseconds passed in by the owner.
 public struct SyncClient {
     enum Purpose: Equatable {
-        case auth, join, catalog, heartbeat, stats
-        /// `SCREENS` again after the daemon said `CATALOG`.
-        case catalogReload
+        case auth, join, catalog, messages, heartbeat, stats
+        /// `SCREENS` and `MESSAGES` again after the daemon said `CATALOG`.
+        case catalogReload, messagesReload
         case watch(resync: Bool)
+        /// `WATCH <after>` on a reconnect, to continue from the last revision applied.
+        case resume(after: UInt64)
         case user(RequestID)
 
         var isGreeting: Bool {
             switch self {
-            case .auth, .join, .catalog, .watch(resync: false): return true
+            case .auth, .join, .catalog, .messages, .watch(resync: false), .resume: return true
             default: return false
             }
         }
@@ -185,6 +205,8 @@ public struct SyncClient {
     public private(set) var catalog: [CatalogEntry] = []
     /// Watchers of this room, from the last `STATS`.
     public private(set) var watchers: Int?
+    /// How the latest reconnect's watch began; nil until a reconnect has resumed.
+    public private(set) var lastResume: ResumeOutcome?
 
     private var pending: [Pending] = []
     /// Item lines collected for the oldest command, a listing.
@@ -257,8 +279,17 @@ public struct SyncClient {
         }
         if let token = options.token { ask("AUTH \(token)", .auth, .ok) }
         if let room = options.room, room != "main" { ask("JOIN \(room)", .join, .state) }
-        if options.loadCatalog { ask("SCREENS", .catalog, .listing) }
-        if options.watch { ask("WATCH", .watch(resync: false), .state) }
+        if options.loadCatalog {
+            ask(Verb.screens.line(), .catalog, .listing)
+            ask(Verb.messages.line(), .messages, .listing)
+        }
+        if options.watch {
+            if let held = snapshot {
+                ask(Verb.watch.line(String(held.revision)), .resume(after: held.revision), .state)
+            } else {
+                ask(Verb.watch.line(), .watch(resync: false), .state)
+            }
+        }
         greetingsLeft = pending.count
         if options.pollStats { ask("STATS", .stats, .listing) }
         for (id, request) in queued {
@@ -302,6 +333,9 @@ public struct SyncClient {
         // `busy` is sent unasked, right before the daemon closes; it answers nothing.
         if case .error(let error) = parsed, error.code == ErrorCode.busy.rawValue { return unasked(parsed) }
         guard let head = pending.first else { return unasked(parsed) }
+        if case .continued(let revision) = parsed, case .resume(let after) = head.purpose {
+            return continued(after: after, answered: revision, now: now)
+        }
 
         if head.expectation == .listing {
             switch parsed {
@@ -454,6 +488,14 @@ public struct SyncClient {
         case (.auth, .error(let error)) where error.code == ErrorCode.badArgs.rawValue:
             // A token for a daemon that wants none: the daemon says so, and everything else works.
             actions.append(.note(.serverError(error)))
+        case (.messages, .error), (.messagesReload, .error):
+            // A protocol 1.0 daemon has no MESSAGES: the catalog simply has none.
+            actions.append(.note(.catalog(catalog)))
+        case (.resume, .error):
+            // A protocol 1.0 daemon refuses `WATCH <rev>`: watch afresh instead.
+            // The plain WATCH takes the resume's place among the greetings.
+            pending.append(Pending(purpose: .watch(resync: false), expectation: .state, sentAt: now))
+            return [.send(Verb.watch.line() + "\n")]
         case (let purpose, .error(let error)) where purpose.isGreeting:
             // A refused greeting (wrong token, no token, a bad room) would be refused
             // again on every reconnect: stop and say why.
@@ -462,12 +504,24 @@ public struct SyncClient {
             link = .stopped(reason: error.line)
             return actions + [.disconnect, .note(.serverError(error)), .note(.link(link))]
         case (.catalog, .listing(let lines)), (.catalogReload, .listing(let lines)):
+            // Reported once MESSAGES has answered too, so the catalog is shown whole.
             catalog = lines.compactMap(CatalogEntry.init(screenLine:))
+        case (.messages, .listing(let lines)), (.messagesReload, .listing(let lines)):
+            var messages: [String: String] = [:]
+            for line in lines {
+                if let item = CatalogEntry.message(fromLine: line) { messages[item.screen] = item.message }
+            }
+            for index in catalog.indices { catalog[index].message = messages[catalog[index].name] }
             actions.append(.note(.catalog(catalog)))
         case (.watch(let resync), .state(let state)):
             watching = true
             snapshot = state
             actions.append(.note(.snapshot(state, resync ? .resync : .connected)))
+        case (.resume, .state(let state)):
+            watching = true
+            snapshot = state
+            lastResume = .resynced
+            actions.append(.note(.snapshot(state, .resync)))
         case (.stats, .listing(let lines)):
             var figures: [String: String] = [:]
             for line in lines {
@@ -482,16 +536,31 @@ public struct SyncClient {
         default:
             break  // auth ok, join's state, pong: nothing to report
         }
-        if head.purpose.isGreeting {
-            greetingsLeft -= 1
-            if greetingsLeft == 0, link == .handshaking {
-                link = .live
-                failures = 0
-                lastHeartbeatAt = now
-                actions.append(.note(.link(link)))
-            }
-        }
+        if head.purpose.isGreeting { actions += greetingAnswered(now: now) }
         return actions
+    }
+
+    /// One more greeting has its answer; the last one makes the link live.
+    private mutating func greetingAnswered(now: UInt64) -> [ClientAction] {
+        greetingsLeft -= 1
+        guard greetingsLeft == 0, link == .handshaking else { return [] }
+        link = .live
+        failures = 0
+        lastHeartbeatAt = now
+        return [.note(.link(link))]
+    }
+
+    /// `CONTINUE` answered the reconnect's `WATCH <after>`: the snapshot held
+    /// stays, and the events that follow bring it up to date.
+    private mutating func continued(after: UInt64, answered revision: UInt64, now: UInt64) -> [ClientAction] {
+        pending.removeFirst()
+        watching = true
+        lastResume = .continued
+        var actions: [ClientAction] = [.note(.continued(after: revision))]
+        // Continuing from another revision than the one asked for would leave
+        // the snapshot wrong: ask for a whole one instead.
+        if revision != after { actions += requestResync(now: now) }
+        return actions + greetingAnswered(now: now)
     }
 
     /// A line that answers no command: a resync `STATE`, `BYE`, or an `ERR` such as `busy`.
@@ -513,11 +582,12 @@ public struct SyncClient {
         }
     }
 
-    /// Asks for the new catalog, when this client keeps one.
+    /// Asks for the new catalog and its messages, when this client keeps one.
     private mutating func catalogChanged(now: UInt64) -> [ClientAction] {
         guard options.loadCatalog else { return [] }
         pending.append(Pending(purpose: .catalogReload, expectation: .listing, sentAt: now))
-        return [.send(Verb.screens.line() + "\n")]
+        pending.append(Pending(purpose: .messagesReload, expectation: .listing, sentAt: now))
+        return [.send(Verb.screens.line() + "\n" + Verb.messages.line() + "\n")]
     }
 
     private mutating func applyEvent(revision: UInt64, op: String, route: String, now: UInt64) -> [ClientAction] {
@@ -537,7 +607,7 @@ public struct SyncClient {
         guard !resyncInFlight else { return [] }
         resyncInFlight = true
         pending.append(Pending(purpose: .watch(resync: true), expectation: .state, sentAt: now))
-        return [.send("WATCH\n")]
+        return [.send(Verb.watch.line() + "\n")]
     }
 
     private func seconds(_ milliseconds: UInt64) -> String {

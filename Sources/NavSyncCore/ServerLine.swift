@@ -85,13 +85,17 @@ public struct CatalogEntry: Equatable, Sendable {
     public var next: String?
     public var data: DataRule
     public var title: String
+    /// (1.1) The screen's `message` from the catalog, as `MESSAGES` lists it; nil when it has none.
+    public var message: String?
 
-    public init(name: String, color: ScreenColor?, next: String?, data: DataRule, title: String) {
+    public init(name: String, color: ScreenColor?, next: String?, data: DataRule, title: String,
+                message: String? = nil) {
         self.name = name
         self.color = color
         self.next = next
         self.data = data
         self.title = title
+        self.message = message
     }
 
     /// Reads `SCREEN <name> <color> <next or -> <data> <title>`; nil for anything else.
@@ -108,5 +112,16 @@ public struct CatalogEntry: Equatable, Sendable {
         self.next = next == "-" ? nil : String(next)
         self.data = rule
         self.title = title.isEmpty ? String(name) : String(title)
+    }
+}
+
+extension CatalogEntry {
+    /// (1.1) Reads one `MESSAGE <name> <message>` line of a `MESSAGES` listing;
+    /// nil for anything else. The message is the rest of the line, kept as sent.
+    public static func message(fromLine line: String) -> (screen: String, message: String)? {
+        let (verb, rest) = ServerLine.split(Substring(line))
+        let (name, message) = ServerLine.split(rest)
+        guard verb == "MESSAGE", !name.isEmpty, !message.isEmpty else { return nil }
+        return (String(name), String(message))
     }
 }

@@ -174,8 +174,10 @@ private final class LoopSide {
             engine.emit(.reply(ticket, reply))
         case .serverError(let error):
             engine.emit(.serverError(error))
-        case .gap, .catalog, .stats:
-            break  // the resync that follows a gap is what the object shows
+        case .gap, .catalog, .stats, .continued:
+            // The resync that follows a gap is what the object shows; after
+            // `CONTINUE` the replayed events come as ordinary events.
+            break
         }
     }
 }

@@ -82,7 +82,7 @@ final class SyncClientTests: XCTestCase {
         h.start()
         XCTAssertEqual(h.takeAll(), [.note(.link(.connecting(failures: 0))), .connect])
         h.connected()
-        XCTAssertEqual(h.takeSent(), ["AUTH s3cret", "JOIN lobby", "SCREENS", "WATCH", "STATS"])
+        XCTAssertEqual(h.takeSent(), ["AUTH s3cret", "JOIN lobby", "SCREENS", "MESSAGES", "WATCH", "STATS"])
         XCTAssertEqual(h.takeNotes(), [.link(.handshaking)])
     }
 
@@ -100,13 +100,15 @@ final class SyncClientTests: XCTestCase {
         _ = h.takeAll()
         h.receive("OK 4", "STATE 4 /green",
                   "SCREEN red red green none Red", "SCREEN blue blue red optional Big Blue", "END",
+                  "MESSAGE blue Pick a shade  of blue", "END",
                   "STATE 4 /green",
                   "STAT version 0.1.0", "STAT watchers 3", "END")
         let notes = h.takeNotes()
         XCTAssertEqual(notes, [
             .catalog([
                 CatalogEntry(name: "red", color: .red, next: "green", data: .none, title: "Red"),
-                CatalogEntry(name: "blue", color: .blue, next: "red", data: .optional, title: "Big Blue"),
+                CatalogEntry(name: "blue", color: .blue, next: "red", data: .optional, title: "Big Blue",
+                             message: "Pick a shade  of blue"),
             ]),
             .snapshot(state(4, "/green"), .connected),
             .link(.live),
@@ -126,16 +128,19 @@ final class SyncClientTests: XCTestCase {
         XCTAssertEqual(h.client.snapshot, state(4, "/red#blue:a%20note"))
     }
 
-    func test_catalogLine_asksForScreensAgain_whenTheClientKeepsACatalog() {
+    func test_catalogLine_asksForScreensAndMessagesAgain_whenTheClientKeepsACatalog() {
         var h = Harness(.interactive(room: nil, token: nil))
         h.start()
         h.connected()
-        h.receive("SCREEN red red green none Red", "END", "STATE 1 /red", "STAT watchers 1", "END")
+        h.receive("SCREEN red red green none Red", "END", "MESSAGE red Stop", "END", "STATE 1 /red", "STAT watchers 1", "END")
         _ = h.takeAll()
         h.receive("CATALOG")
-        XCTAssertEqual(h.takeSent(), ["SCREENS"])
+        XCTAssertEqual(h.takeSent(), ["SCREENS", "MESSAGES"])
         h.receive("SCREEN green green - none Green", "END")
-        XCTAssertEqual(h.takeNotes(), [.catalog([CatalogEntry(name: "green", color: .green, next: nil, data: .none, title: "Green")])])
+        XCTAssertEqual(h.takeNotes(), [], "the catalog is reported whole, once its messages are in")
+        h.receive("END")
+        XCTAssertEqual(h.takeNotes(), [.catalog([CatalogEntry(name: "green", color: .green, next: nil, data: .none, title: "Green")])],
+                       "red's message went with red")
         XCTAssertEqual(h.client.link, .live)
 
         var plain = Harness(.stream(room: nil, token: nil))
@@ -284,22 +289,105 @@ final class SyncClientTests: XCTestCase {
         XCTAssertEqual(failures, 1, "a successful sync starts the count again")
     }
 
-    func test_reconnect_resyncsWithWatch_evenToALowerRevision() {
-        var h = Harness(watchOnly)
-        h.goLive(rev: 12, route: "/green/blue")
+    /// Loses the live connection of `h` and connects again, leaving the greeting unanswered.
+    func reconnect(_ h: inout Harness) {
         h.ended()
         _ = h.takeAll()
-        guard case .waiting(let retryAt, _, _) = h.client.link else { return XCTFail() }
+        guard case .waiting(let retryAt, _, _) = h.client.link else { return XCTFail("not waiting: \(h.client.link)") }
         h.advance(retryAt - h.now)
         h.connected()
-        XCTAssertEqual(h.takeSent(), ["WATCH"])
+    }
+
+    func test_reconnect_resyncsWhenAnsweredWithState_evenToALowerRevision() {
+        var h = Harness(watchOnly)
+        h.goLive(rev: 12, route: "/green/blue")
+        XCTAssertNil(h.client.lastResume, "a first watch resumes nothing")
+        reconnect(&h)
+        XCTAssertEqual(h.takeSent(), ["WATCH 12"])
         // The daemon came back without its state file: revisions start over.
         h.receive("STATE 0 /red", "EVENT 1 select /blue")
         XCTAssertEqual(h.takeNotes(), [
             .link(.connecting(failures: 1)), .link(.handshaking),
-            .snapshot(state(0, "/red"), .connected), .link(.live),
+            .snapshot(state(0, "/red"), .resync), .link(.live),
             .event(state(1, "/blue"), op: "select"),
         ])
+        XCTAssertEqual(h.client.lastResume, .resynced)
+    }
+
+    func test_reconnect_continued_keepsTheSnapshot_andAppliesTheMissedEventsInOrder() {
+        var h = Harness(.interactive(room: "lobby", token: nil))
+        h.start()
+        h.connected()
+        h.receive("STATE 7 /red", "SCREEN red red - none Red", "END", "END", "STATE 7 /red", "STAT watchers 1", "END")
+        reconnect(&h)
+        XCTAssertEqual(h.takeSent(), ["JOIN lobby", "SCREENS", "MESSAGES", "WATCH 7", "STATS"])
+        h.receive("STATE 9 /red/blue", "SCREEN red red - none Red", "END", "END",
+                  "CONTINUE 7", "EVENT 8 push /red/blue", "EVENT 9 present /red/blue#green")
+        let notes = h.takeNotes().filter { if case .catalog = $0 { return false } else { return true } }
+        XCTAssertEqual(notes, [
+            .link(.connecting(failures: 1)), .link(.handshaking),
+            .continued(after: 7), .link(.live),
+            .event(state(8, "/red/blue"), op: "push"),
+            .event(state(9, "/red/blue#green"), op: "present"),
+        ])
+        XCTAssertEqual(h.client.lastResume, .continued)
+        XCTAssertEqual(h.client.snapshot, state(9, "/red/blue#green"))
+        XCTAssertEqual(h.takeSent(), [], "nothing missed, nothing to ask again")
+    }
+
+    func test_reconnect_continuedAlone_isLiveAtTheSameRevision() {
+        var h = Harness(watchOnly)
+        h.goLive(rev: 3, route: "/red")
+        reconnect(&h)
+        _ = h.takeAll()
+        h.receive("CONTINUE 3")
+        XCTAssertEqual(h.takeNotes(), [.continued(after: 3), .link(.live)])
+        XCTAssertEqual(h.client.snapshot, state(3, "/red"))
+        h.receive("EVENT 4 push /red/blue")
+        XCTAssertEqual(h.takeNotes(), [.event(state(4, "/red/blue"), op: "push")])
+    }
+
+    func test_reconnect_continuedFromAnotherRevision_asksForAWholeSnapshot() {
+        var h = Harness(watchOnly)
+        h.goLive(rev: 3, route: "/red")
+        reconnect(&h)
+        _ = h.takeAll()
+        h.receive("CONTINUE 2")
+        XCTAssertEqual(h.takeSent(), ["WATCH"])
+        h.receive("STATE 5 /blue")
+        XCTAssertEqual(h.takeNotes(), [.continued(after: 2), .link(.live), .snapshot(state(5, "/blue"), .resync)])
+    }
+
+    func test_reconnect_toAVersion1Daemon_fallsBackToAPlainWatch() {
+        var h = Harness(watchOnly)
+        h.goLive(rev: 3, route: "/red")
+        reconnect(&h)
+        _ = h.takeAll()
+        h.receive("ERR bad-args WATCH takes no argument")
+        XCTAssertEqual(h.takeSent(), ["WATCH"])
+        XCTAssertEqual(h.client.link, .handshaking, "the refusal is not the end of the greeting")
+        h.receive("STATE 3 /red")
+        XCTAssertEqual(h.takeNotes(), [.snapshot(state(3, "/red"), .connected), .link(.live)])
+    }
+
+    func test_messages_refusedByAVersion1Daemon_meanNoMessages_notAFailure() {
+        var h = Harness(.interactive(room: nil, token: nil))
+        h.start()
+        h.connected()
+        _ = h.takeAll()
+        h.receive("SCREEN red red - none Red", "END", "ERR unknown-command MESSAGES", "STATE 0 /red")
+        XCTAssertEqual(h.takeNotes(), [
+            .catalog([CatalogEntry(name: "red", color: .red, next: nil, data: .none, title: "Red")]),
+            .snapshot(state(0, "/red"), .connected), .link(.live),
+        ])
+    }
+
+    func test_messageLine_readsNameAndTheRestOfTheLine_andRefusesOthers() {
+        XCTAssertEqual(CatalogEntry.message(fromLine: "MESSAGE red Stop  here, please")?.message, "Stop  here, please")
+        XCTAssertEqual(CatalogEntry.message(fromLine: "MESSAGE red Stop")?.screen, "red")
+        for line in ["MESSAGE red", "MESSAGE", "SCREEN red red - none Red", "MESSAGES red x", ""] {
+            XCTAssertNil(CatalogEntry.message(fromLine: line), line)
+        }
     }
 
     func test_heartbeat_pingsWhenDue_andASilentPeerIsDropped() {
@@ -329,7 +417,7 @@ final class SyncClientTests: XCTestCase {
         var h = Harness(.interactive(room: nil, token: nil))
         h.start()
         h.connected()
-        h.receive("SCREEN red red - none Red", "END", "STATE 0 /red", "STAT watchers 1", "END")
+        h.receive("SCREEN red red - none Red", "END", "END", "STATE 0 /red", "STAT watchers 1", "END")
         _ = h.takeAll()
         h.advance(2000)
         XCTAssertEqual(h.takeSent(), ["PING", "STATS"])
