@@ -107,6 +107,62 @@ check "refused scripts created no room" "STAT rooms 1" "$(nc_get STATS | grep '^
 script "select.sh with no daemon" 1 "" "select.sh: cannot reach navsyncd at 127.0.0.1:1 " \
     -- env NAVSYNC_ADDR="127.0.0.1:1" "$examples/select.sh" red
 
+# Sheets (protocol 1.1): presented over the stack, dismissed from the top.
+start_daemon sheets || exit 1
+script "sheet.sh presents" 0 "$(printf 'OK 1\nSTATE 1 /red#green')" "" -- "$examples/sheet.sh" green
+script "sheet.sh presents with data" 0 "$(printf 'OK 2\nSTATE 2 /red#green#blue:pick%%20one')" "" \
+    -- "$examples/sheet.sh" blue pick one
+script "sheet.sh -d dismisses the top one" 0 "$(printf 'OK 3\nSTATE 3 /red#green')" "" -- "$examples/sheet.sh" -d
+script "sheet.sh -d again" 0 "$(printf 'OK 4\nSTATE 4 /red')" "" -- "$examples/sheet.sh" -d
+script "sheet.sh -d with no sheet" 1 "" "sheet.sh: DISMISS: ERR no-sheet " -- "$examples/sheet.sh" -d
+script "sheet.sh unknown screen" 1 "" "sheet.sh: PRESENT nosuch: ERR unknown-screen " \
+    -- "$examples/sheet.sh" nosuch
+script "sheet.sh in a bad room" 1 "" "sheet.sh: JOIN lobby!: ERR bad-args " \
+    -- env NAVSYNC_ROOM='lobby!' "$examples/sheet.sh" green
+
+# wait_for_file FILE CONTENT : until FILE holds CONTENT, at most 10 s.
+wait_for_file() {
+    for _ in $(seq 1 1000); do
+        [ "$(cat "$1" 2>/dev/null)" == "$2" ] && return 0
+        sleep 0.01
+    done
+    return 1
+}
+
+# Resuming (protocol 1.1): a second run of resume.sh carries on from the
+# revision the first one saw last, with the changes made in between.
+revs="$work/main.rev"
+timeout 10 "$examples/resume.sh" "$revs" > "$work/resume1.out" &
+resumer=$!
+pids+=($resumer)
+wait_for_lines "$work/resume1.out" 1
+nc_get 'PUSH green' > /dev/null
+wait_for_file "$revs" 5
+kill "$resumer" 2>/dev/null; wait "$resumer" 2>/dev/null
+check "resume.sh first run" "$(printf 'STATE 4 /red\nEVENT 5 push /red/green')" "$(cat "$work/resume1.out")"
+nc_get 'PUSH blue' 'PRESENT green' > /dev/null
+timeout 10 "$examples/resume.sh" "$revs" > "$work/resume2.out" &
+resumer=$!
+pids+=($resumer)
+wait_for_lines "$work/resume2.out" 3
+wait_for_file "$revs" 7
+kill "$resumer" 2>/dev/null; wait "$resumer" 2>/dev/null
+check "resume.sh second run continues with what it missed" \
+    "$(printf 'CONTINUE 5\nEVENT 6 push /red/green/blue\nEVENT 7 present /red/green/blue#green')" \
+    "$(cat "$work/resume2.out")"
+# A revision the daemon never reached (it restarted without its state): a whole STATE.
+echo 99 > "$revs"
+timeout 10 "$examples/resume.sh" "$revs" > "$work/resume3.out" &
+resumer=$!
+pids+=($resumer)
+wait_for_lines "$work/resume3.out" 1
+wait_for_file "$revs" 7
+kill "$resumer" 2>/dev/null; wait "$resumer" 2>/dev/null
+check "resume.sh ahead of the daemon gets a resync" "STATE 7 /red/green/blue#green" "$(cat "$work/resume3.out")"
+echo 'x1' > "$revs"
+script "resume.sh with a broken revision file" 1 "" "resume.sh: WATCH x1: ERR bad-args " \
+    -- "$examples/resume.sh" "$revs"
+
 start_daemon abc --screens "$examples/abc-screens.json" || exit 1
 script "abc-cycle.sh walks A -> B -> C -> A" 0 \
     "$(printf 'STATE 1 /viewB:some%%20data%%20from%%20A\nSTATE 2 /viewC\nSTATE 3 /viewA')" "" \
