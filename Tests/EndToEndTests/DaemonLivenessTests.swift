@@ -47,6 +47,47 @@ final class DaemonLivenessTests: XCTestCase {
         XCTAssertEqual(try watchers(probe), "STAT watchers_total 0")
     }
 
+    func test_interruptedCLIWatches_stopCountingAtOnce() throws {
+        let daemon = try DaemonProcess(state: "none")
+        let probe = try daemon.connect()
+        let watches = try (0..<2).map { _ in
+            try StreamingProcess(Binaries.client, ["--connect", "127.0.0.1:\(daemon.port)", "watch"])
+        }
+        defer { for watch in watches { watch.stop() } }
+        for watch in watches { XCTAssertEqual(watch.waitForLines(1), ["0 state /red"]) }
+        XCTAssertEqual(try watchers(probe), "STAT watchers_total 2")
+        watches[0].signal(SIGINT)
+        watches[1].signal(SIGTERM)
+        for watch in watches { XCTAssertEqual(watch.waitForExit(), 0) }
+        // Nothing changes in the room: the count must drop without a broadcast.
+        XCTAssertTrue(waitUntil(timeout: 2) { (try? self.watchers(probe)) == "STAT watchers_total 0" },
+                      "interrupted watches still count: \(String(describing: try? watchers(probe)))")
+    }
+
+    func test_daemonStall_reconnectingWatches_leaveNoStaleWatcherBehind() throws {
+        let daemon = try DaemonProcess(state: "none")
+        let watches = try (0..<3).map { _ in
+            try StreamingProcess(Binaries.client, ["--connect", "127.0.0.1:\(daemon.port)", "watch"])
+        }
+        defer { for watch in watches { watch.stop() } }
+        for watch in watches { XCTAssertEqual(watch.waitForLines(1), ["0 state /red"]) }
+
+        // Stalled, the daemon answers no heartbeat: every watch gives its
+        // connection up and queues a new one in the listen backlog.
+        kill(daemon.pid, SIGSTOP)
+        let noticed = waitUntil(timeout: 20) { watches.allSatisfy { $0.stderr.contains("connection lost") } }
+        kill(daemon.pid, SIGCONT)
+        XCTAssertTrue(noticed, "the watches never noticed the stall: \(watches.map(\.stderr))")
+        let probe = try daemon.connect()
+        // Back, it reads the old connections' ends and drops them with no change
+        // in the room; the reconnected watches are the only watchers left.
+        XCTAssertTrue(waitUntil(timeout: 10) {
+            (try? self.watchers(probe)) == "STAT watchers_total 3"
+                && watches.allSatisfy { $0.stderr.components(separatedBy: "watching room main").count == 3 }
+        }, "after the stall: \(String(describing: try? watchers(probe)))")
+        for watch in watches { XCTAssertEqual(watch.lines, ["0 state /red"], "continued, nothing printed twice") }
+    }
+
     /// The daemon's side of the connection from `client`, as `ss -tio` shows it.
     private func socketInfo(daemonPort: Int, client: LineClient) throws -> String {
         let result = try runProcess("/usr/bin/env", ["ss", "-tion", "state", "established",
