@@ -129,6 +129,17 @@ wait_for_file() {
     return 1
 }
 
+# resume_run OUT LINES REV : runs resume.sh on $revs into OUT until it has
+# printed LINES lines and noted revision REV, then stops it as Ctrl-C would.
+resume_run() {
+    timeout 10 "$examples/resume.sh" "$revs" > "$1" &
+    local resumer=$!
+    pids+=($resumer)
+    wait_for_lines "$1" "$2"
+    wait_for_file "$revs" "$3"
+    kill "$resumer" 2>/dev/null; wait "$resumer" 2>/dev/null
+}
+
 # Resuming (protocol 1.1): a second run of resume.sh carries on from the
 # revision the first one saw last, with the changes made in between.
 revs="$work/main.rev"
@@ -141,23 +152,13 @@ wait_for_file "$revs" 5
 kill "$resumer" 2>/dev/null; wait "$resumer" 2>/dev/null
 check "resume.sh first run" "$(printf 'STATE 4 /red\nEVENT 5 push /red/green')" "$(cat "$work/resume1.out")"
 nc_get 'PUSH blue' 'PRESENT green' > /dev/null
-timeout 10 "$examples/resume.sh" "$revs" > "$work/resume2.out" &
-resumer=$!
-pids+=($resumer)
-wait_for_lines "$work/resume2.out" 3
-wait_for_file "$revs" 7
-kill "$resumer" 2>/dev/null; wait "$resumer" 2>/dev/null
+resume_run "$work/resume2.out" 3 7
 check "resume.sh second run continues with what it missed" \
     "$(printf 'CONTINUE 5\nEVENT 6 push /red/green/blue\nEVENT 7 present /red/green/blue#green')" \
     "$(cat "$work/resume2.out")"
 # A revision the daemon never reached (it restarted without its state): a whole STATE.
 echo 99 > "$revs"
-timeout 10 "$examples/resume.sh" "$revs" > "$work/resume3.out" &
-resumer=$!
-pids+=($resumer)
-wait_for_lines "$work/resume3.out" 1
-wait_for_file "$revs" 7
-kill "$resumer" 2>/dev/null; wait "$resumer" 2>/dev/null
+resume_run "$work/resume3.out" 1 7
 check "resume.sh ahead of the daemon gets a resync" "STATE 7 /red/green/blue#green" "$(cat "$work/resume3.out")"
 echo 'x1' > "$revs"
 script "resume.sh with a broken revision file" 1 "" "resume.sh: WATCH x1: ERR bad-args " \
