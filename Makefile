@@ -70,6 +70,7 @@ clean:
 bench: build
 	bench/run.sh
 	bench/kit.sh $(BIN)
+	bench/restart.sh $(BIN)
 
 # The benchmark with an older navsyncd (git revision BASE) measured in the same
 # run as this build, as `baseline` rows and ratios (bench/compare.sh).

@@ -39,6 +39,12 @@ struct BenchOptions {
         usage: navsync-bench [run] [options]           run the fan-out workload once
                navsync-bench floor-server --port N     the minimal broadcaster (yardstick)
                navsync-bench report DIR                medians of DIR/*.json: table, summary.json, plot data
+               navsync-bench restart --daemon PATH --port N --state FILE [-n N] [--rooms R] [--changes C]
+                     [--behind B] [--missed M] [--mode resume|plain] [--signal TERM|KILL] [--log FILE] [--json FILE]
+                                                       watchers back after a daemon restart (WATCH <rev> or WATCH)
+               navsync-bench restart-report DIR        medians of DIR/restart-*.json and DIR/history.json
+               navsync-bench history --daemon PATH --port N [--rooms R] [--history H] [--json FILE]
+                                                       RSS of the WATCH <rev> history, R rooms filled to H events
 
           --system navsync|navsync-ws|redis|nats|floor   protocol to speak (default navsync)
           --label NAME                        name the result NAME (e.g. baseline) instead of the system

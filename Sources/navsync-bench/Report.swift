@@ -165,7 +165,7 @@ enum Report {
         return (a, b)
     }
 
-    static func write(_ result: RunResult, to path: String) throws {
+    static func write<Result: Encodable>(_ result: Result, to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(result).write(to: URL(fileURLWithPath: path))
