@@ -15,7 +15,12 @@ import UVLoop
 /// any of the user's lines is sent, so nothing runs in the wrong room.
 final class RawSession {
     private let loop: EventLoop
-    private let endpoint: Endpoint
+    /// Tried in turn until one answers; `endpoint` is the one in use.
+    private let endpoints: [Endpoint]
+    private var endpointIndex = 0
+    private var endpoint: Endpoint { endpoints[endpointIndex] }
+    /// The first address's failure, named if every address fails.
+    private var firstFailure: String?
     private let lines: [String]?
     private let prelude: [String]
     private var preludeLeft: Int
@@ -29,20 +34,21 @@ final class RawSession {
     /// Typing at a terminal: a prompt on stderr after each answer.
     private let prompting: Bool
 
-    /// Talks to the first of `endpoints`: a hand-typed session is with one daemon.
+    /// Talks to the first of `endpoints` that answers, as the other commands
+    /// do; once connected, the session stays with that one daemon.
     static func run(lines: [String]?, endpoints: [Endpoint], room: String?, token: String?) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
-        let endpoint = endpoints.first ?? Endpoint.defaultAddress
-        let session = RawSession(loop: loop, endpoint: endpoint, lines: lines, room: room, token: token)
+        let session = RawSession(loop: loop, endpoints: endpoints.isEmpty ? [Endpoint.defaultAddress] : endpoints,
+                                 lines: lines, room: room, token: token)
         session.start()
         loop.run()
         loop.shutdown()
         return session.status
     }
 
-    private init(loop: EventLoop, endpoint: Endpoint, lines: [String]?, room: String?, token: String?) {
+    private init(loop: EventLoop, endpoints: [Endpoint], lines: [String]?, room: String?, token: String?) {
         self.loop = loop
-        self.endpoint = endpoint
+        self.endpoints = endpoints
         self.lines = lines
         var prelude: [String] = []
         if let token { prelude.append(Verb.auth.line(token)) }
@@ -64,11 +70,16 @@ final class RawSession {
             status = 1
             return
         }
+        connect()
+    }
+
+    /// Connects to `endpoint`; a failure moves on to the next address, and
+    /// only when none is left is it reported, naming the first.
+    private func connect() {
         let completion: (Result<StreamConnection, UVError>) -> Void = { [unowned self] result in
             switch result {
             case .failure(let error):
-                Output.complain("cannot connect to \(self.endpoint): \(error)")
-                self.finish(1)
+                self.connectFailed("\(error)")
             case .success(let connection):
                 self.connected(connection)
             }
@@ -78,12 +89,24 @@ final class RawSession {
             StreamConnection.connectUnix(loop: loop, path: path, completion: completion)
         case .tcp(let host, let port):
             guard let address = ClientDriver.resolve(host) else {
-                Output.complain("cannot connect to \(endpoint): cannot resolve host \(host)")
-                finish(1)
+                connectFailed("cannot resolve host \(host)")
                 return
             }
             StreamConnection.connectTCP(loop: loop, host: address, port: port, completion: completion)
         }
+    }
+
+    private func connectFailed(_ reason: String) {
+        guard !finished else { return }
+        if firstFailure == nil { firstFailure = "\(endpoint): \(reason)" }
+        if endpointIndex + 1 < endpoints.count {
+            endpointIndex += 1
+            connect()
+            return
+        }
+        Output.complain(endpoints.count == 1 ? "cannot connect to \(endpoint): \(reason)"
+                                             : "cannot connect to any address, the first was \(firstFailure ?? reason)")
+        finish(1)
     }
 
     private func connected(_ connection: StreamConnection) {

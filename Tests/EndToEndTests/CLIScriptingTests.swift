@@ -86,6 +86,20 @@ final class CLIScriptingTests: XCTestCase {
         XCTAssertEqual(try navsync(at + ["get"]).stdout, "/red\n", "main untouched")
     }
 
+    func test_raw_addressList_usesTheFirstThatAnswers_andNamesTheFirstWhenNoneDoes() throws {
+        let daemon = try DaemonProcess(state: "none")
+        defer { daemon.stop() }
+        let dead = closedPort()
+        let list = "127.0.0.1:\(dead),127.0.0.1:\(daemon.port)"
+        let fine = try navsync(["--connect", list, "raw", "PING listed"])
+        XCTAssertEqual(fine.status, 0, fine.stderr)
+        XCTAssertEqual(fine.stdout, "PONG listed\n")
+
+        let none = try navsync(["--connect", "127.0.0.1:\(dead),127.0.0.1:\(closedPort())", "raw", "PING"])
+        XCTAssertEqual(none.status, 1)
+        XCTAssertTrue(none.stderr.contains("cannot connect to any address, the first was 127.0.0.1:\(dead)"), none.stderr)
+    }
+
     func test_raw_refusedRoomOrToken_sendsNothing() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
