@@ -24,7 +24,9 @@ struct Frame {
 ///     row h-2       keys, the data prompt, or why the link was lost
 ///     row h-1       status: address, room, revision, watchers, link state
 ///
-/// with the menu or the key list drawn over the middle when open.
+/// (1.1) Sheets are boxes over the middle, the top one in front; the screen
+/// beneath then keeps to the top of the middle, above them. The menu or the
+/// key list is drawn over everything when open.
 struct Painter {
     let terminal: Terminal
 
@@ -55,6 +57,7 @@ struct Painter {
 
         paintBreadcrumb(frame, body: body, columns: columns)
         paintBody(frame, top: top, entry: entry, body: body, rows: rows, columns: columns)
+        paintSheets(frame, rows: rows, columns: columns)
         let cursor = paintPromptLine(frame, body: body, row: rows - 2, columns: columns)
         paintStatus(frame, row: rows - 1, columns: columns)
         switch frame.ui.mode {
@@ -86,58 +89,135 @@ struct Painter {
     }
 
     private func paintBody(_ frame: Frame, top: RouteEntry?, entry: CatalogEntry?, body: Int32, rows: Int, columns: Int) {
-        var lines: [(String, Int32)] = []
-        let bold = body | terminal.attributes(bold: true)
+        var lines: [(String, Int32)]
         if let top {
-            lines.append((entry?.title ?? top.screen, bold))
-            if !terminal.hasColors {
-                // Without colour the colour is still information: say it.
-                lines.append(("[ \(entry?.color?.rawValue ?? "no colour") ]", body))
-            }
-            lines.append(("", body))
-            if let message = Self.message(for: entry) {
-                lines.append((message, body))
-                lines.append(("", body))
-            }
-            if let data = top.data {
-                let open = terminal.unicode ? "“" : "\""
-                let close = terminal.unicode ? "”" : "\""
-                for line in wrap(open + data + close, width: max(10, columns - 8), maxLines: 6) {
-                    lines.append((line, bold))
-                }
-            } else if entry?.data == .required {
-                lines.append(("(no data)", body))
-            }
-            if let next = entry?.next {
-                let nextTitle = frame.catalog.first { $0.name == next }?.title ?? next
-                lines.append(("", body))
-                lines.append(("n → \(nextTitle)".replacingArrow(unicode: terminal.unicode), body | terminal.attributes(dim: true)))
-            }
+            lines = describe(top, entry, catalog: frame.catalog, style: body, width: max(10, columns - 8), showingNext: true)
         } else {
-            lines.append(("navsync", bold))
-            lines.append(("", body))
-            lines.append(("waiting for room \(frame.room) on \(frame.endpoint)" + ellipsis, body))
+            lines = [("navsync", body | terminal.attributes(bold: true)), ("", body),
+                     ("waiting for room \(frame.room) on \(frame.endpoint)" + ellipsis, body)]
         }
+        var underSheets = !(frame.snapshot?.sheets.isEmpty ?? true)
         if case .stopped(let reason) = frame.link {
             // Stopped for good: what to do matters more than a stale screen.
-            lines = [("navsync stopped", bold), ("", body)] + Self.stopAdvice(reason).map { ($0, body) }
+            lines = [("navsync stopped", body | terminal.attributes(bold: true)), ("", body)]
+                + Self.stopAdvice(reason).map { ($0, body) }
+            underSheets = false
         }
         let firstRow = 1
         let lastRow = rows - 3
         let available = lastRow - firstRow + 1
         let shown = lines.prefix(available)
-        var row = firstRow + max(0, (available - shown.count) / 2)
-        for (text, attributes) in shown {
+        // Under sheets the screen keeps to the top, where the boxes leave it in view.
+        var row = underSheets ? min(firstRow + 1, lastRow) : firstRow + max(0, (available - shown.count) / 2)
+        for (text, attributes) in shown where row <= lastRow {
             let cut = TextCells.truncate(text, to: columns - 2, ellipsis: ellipsis)
             terminal.put(cut, row: row, column: max(0, (columns - TextCells.width(cut)) / 2), attributes)
             row += 1
         }
     }
 
+    /// The lines that show one entry: title, (without colour) the colour's
+    /// name, message, data in quotes and, for the stack, where `n` leads.
+    private func describe(_ route: RouteEntry, _ entry: CatalogEntry?, catalog: [CatalogEntry], style: Int32, width: Int,
+                          showingNext: Bool) -> [(String, Int32)] {
+        let bold = style | terminal.attributes(bold: true)
+        var lines: [(String, Int32)] = [(entry?.title ?? route.screen, bold)]
+        if !terminal.hasColors {
+            // Without colour the colour is still information: say it.
+            lines.append(("[ \(entry?.color?.rawValue ?? "no colour") ]", style))
+        }
+        lines.append(("", style))
+        if let message = Self.message(for: entry) {
+            for line in wrap(message, width: width, maxLines: 4) { lines.append((line, style)) }
+            lines.append(("", style))
+        }
+        if let data = route.data {
+            let open = terminal.unicode ? "“" : "\""
+            let close = terminal.unicode ? "”" : "\""
+            for line in wrap(open + data + close, width: width, maxLines: 6) {
+                lines.append((line, bold))
+            }
+        } else if entry?.data == .required {
+            lines.append(("(no data)", style))
+        }
+        if showingNext, let next = entry?.next {
+            let nextTitle = catalog.first { $0.name == next }?.title ?? next
+            if lines.last?.0 != "" { lines.append(("", style)) }
+            lines.append(("n → \(nextTitle)".replacingArrow(unicode: terminal.unicode), style | terminal.attributes(dim: true)))
+        }
+        while lines.last?.0 == "" { lines.removeLast() }
+        return lines
+    }
+
+    /// How many sheets below the top one show as the edges of boxes behind it.
+    static let sheetsShownBehind = 3
+
+    /// (1.1) The sheets as bordered boxes in their own colours: the top one
+    /// in front and whole, labelled with its place in the pile; up to three
+    /// under it peek out above and to the left, each labelled with its title.
+    /// On a short terminal the boxes behind go first, then the padding, then
+    /// the box's last lines; its title stays.
+    private func paintSheets(_ frame: Frame, rows: Int, columns: Int) {
+        guard let sheets = frame.snapshot?.sheets, let top = sheets.last else { return }
+        if case .stopped = frame.link { return }
+        let firstRow = 1
+        let available = rows - 3 - firstRow + 1
+        guard available >= 3 else { return }
+        func entry(_ route: RouteEntry) -> CatalogEntry? { frame.catalog.first { $0.name == route.screen } }
+        func style(_ route: RouteEntry) -> Int32 {
+            entry(route)?.color.map { terminal.attributes(Style.screen($0)) } ?? terminal.attributes()
+        }
+
+        var behind = min(sheets.count - 1, Self.sheetsShownBehind, max(0, (columns - 24) / 2))
+        let widest = columns - 2 - 2 * behind
+        let front = style(top)
+        var lines = describe(top, entry(top), catalog: frame.catalog, style: front, width: max(8, min(60, widest - 6)),
+                             showingNext: false)
+        let label = sheets.count > 1 ? " sheet \(sheets.count) of \(sheets.count) " : " sheet "
+        let textWidth = lines.map { TextCells.width($0.0) }.max() ?? 0
+        let width = min(widest, max(textWidth + 6, TextCells.width(label) + 4, min(widest, 32)))
+        var padding = 1
+        func height() -> Int { lines.count + 2 + 2 * padding }
+        if height() + behind > available { behind = max(0, available - height()) }
+        if height() > available { padding = 0 }
+        if height() > available { lines = Array(lines.prefix(available - 2)) }
+
+        let pileTop = firstRow + max(0, (available - height() - behind) / 2)
+        let pileLeft = max(0, (columns - width - 2 * behind) / 2)
+        for depth in stride(from: behind, through: 1, by: -1) {
+            let sheet = sheets[sheets.count - 1 - depth]
+            let shift = behind - depth
+            let title = " " + (entry(sheet)?.title ?? sheet.screen) + " "
+            box(top: pileTop + shift, left: pileLeft + 2 * shift, height: height(), width: width, style(sheet),
+                label: TextCells.truncate(title, to: width - 4, ellipsis: ellipsis))
+        }
+        let boxTop = pileTop + behind
+        let boxLeft = pileLeft + 2 * behind
+        box(top: boxTop, left: boxLeft, height: height(), width: width, front, label: label)
+        for (index, (text, attributes)) in lines.enumerated() {
+            let cut = TextCells.truncate(text, to: width - 4, ellipsis: ellipsis)
+            terminal.put(cut, row: boxTop + 1 + padding + index, column: boxLeft + (width - TextCells.width(cut)) / 2,
+                         attributes)
+        }
+    }
+
+    /// A filled, framed rectangle with a label on its top edge.
+    private func box(top: Int, left: Int, height: Int, width: Int, _ style: Int32, label: String) {
+        for row in top..<(top + height) { terminal.fill(row: row, column: left, width: width, style) }
+        terminal.frame(top: top, left: left, height: height, width: width, style)
+        terminal.put(label, row: top, column: left + 2, style | terminal.attributes(bold: true))
+    }
+
     /// Returns where the cursor belongs when the prompt is open.
     private func paintPromptLine(_ frame: Frame, body: Int32, row: Int, columns: Int) -> (row: Int, column: Int)? {
         if case .prompt(let prompt) = frame.ui.mode {
-            let verb = prompt.verb == .next ? "next" : prompt.verb == .push ? "push" : "select"
+            let verb: String
+            switch prompt.verb {
+            case .select: verb = "select"
+            case .push: verb = "push"
+            case .present: verb = "present"
+            case .next: verb = "next"
+            }
             let label = " \(verb) \(prompt.screen), data (\(prompt.rule.rawValue)): "
             let style = terminal.attributes(Style.menu, reverse: !terminal.hasColors)
             terminal.fill(row: row, column: 0, width: columns, style)
@@ -164,7 +244,10 @@ struct Painter {
         }
         let count = min(9, frame.catalog.count)
         let digits = count > 1 ? "1-\(count) select  " : count == 1 ? "1 select  " : ""
-        let keys = " m menu  \(digits)p push  b pop  n next  r root  ? keys  q quit"
+        // Under a sheet, closing it is what the user looks for first.
+        let keys = frame.snapshot?.sheets.isEmpty ?? true
+            ? " m menu  \(digits)p push  s sheet  b pop  n next  r root  ? keys  q quit"
+            : " x dismiss  s sheet  m menu  p push  b pop  n next  r root  ? keys  q quit"
         terminal.put(TextCells.truncate(keys, to: columns, ellipsis: ellipsis), row: row, column: 0, dim)
         return nil
     }
@@ -242,9 +325,14 @@ struct Painter {
 
     private func paintMenu(_ catalog: [CatalogEntry], purpose: UIState.MenuPurpose, selected: Int, rows: Int, columns: Int) {
         let style = terminal.attributes(Style.menu)
-        let heading = purpose == .select ? " Select a screen " : " Push a screen "
-        let footer = terminal.unicode ? "↑↓ move  Enter choose  d with data  Esc close"
-                                      : "j/k move  Enter choose  d with data  Esc close"
+        let heading: String
+        switch purpose {
+        case .select: heading = " Select a screen "
+        case .push: heading = " Push a screen "
+        case .present: heading = " Present a sheet "
+        }
+        let asSheet = purpose == .present ? "" : "  s as sheet"
+        let footer = (terminal.unicode ? "↑↓ move" : "j/k move") + "  Enter choose  d with data\(asSheet)  Esc close"
         let titleWidth = catalog.map { TextCells.width($0.title) }.max() ?? 0
         let nameWidth = catalog.map { TextCells.width($0.name) }.max() ?? 0
         let dataWidth = catalog.contains { $0.data != .none } ? 13 : 0
@@ -289,10 +377,13 @@ struct Painter {
             "b, Bksp     pop the top screen",
             "n           next screen in the flow",
             "r           back to the root screen",
+            "s           present a screen as a sheet over all",
+            "x           dismiss the top sheet",
             "Ctrl-L      repaint",
             "q           quit",
             "",
-            "in the menu: arrows or j/k, Enter, d to add data",
+            "in the menu: arrows or j/k, Enter, d to add data,",
+            "             s to show the screen as a sheet",
             "every change shows in every client of the room",
         ]
         let style = terminal.attributes(Style.menu)

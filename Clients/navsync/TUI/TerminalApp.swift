@@ -87,8 +87,11 @@ final class TerminalApp {
     }
 
     /// Closes every handle this app opened, so `loop.run()` can return.
+    /// Every way out is on purpose (`q`, a signal, the terminal gone), so a
+    /// live connection is told `QUIT` first: the daemon frees the watcher
+    /// at once instead of finding out later.
     private func tearDown() {
-        driver.stop()
+        driver.stop(sayingQuit: true)
         keyboard?.close()
         keyboard = nil
         for watcher in signals { watcher.close() }

@@ -12,13 +12,16 @@ struct UIState {
         case help
     }
 
+    /// What Enter in the menu does with the highlighted screen.
     enum MenuPurpose: Equatable {
         case select, push
+        /// (1.1) Show it as a sheet over everything.
+        case present
     }
 
     /// Typing the data for a change that needs (or may take) some.
     struct Prompt: Equatable {
-        enum Verb: Equatable { case select, push, next }
+        enum Verb: Equatable { case select, push, present, next }
         var verb: Verb
         var screen: String
         var rule: DataRule
@@ -81,6 +84,12 @@ struct UIState {
             mode = .menu(.select, selected: currentIndex(catalog, stack))
         case .character("p"):
             mode = .menu(.push, selected: currentIndex(catalog, stack))
+        case .character("s"):
+            mode = .menu(.present, selected: currentIndex(catalog, stack))
+        case .character("x"):
+            // Sent even when no sheet shows here: the daemon's copy is the one
+            // that counts, and its `no-sheet` says so like any other refusal.
+            return .send(.dismiss)
         case .character(let c) where ("1"..."9").contains(c):
             let index = Int(String(c))! - 1
             guard index < catalog.count else {
@@ -129,6 +138,10 @@ struct UIState {
                 return .nothing
             }
             return choose(purpose, entry, askForData: key == .character("d"))
+        case .character("s"):
+            // From any menu: the highlighted screen as a sheet.
+            guard selected < count else { mode = .browsing; return .nothing }
+            return choose(.present, catalog[selected], askForData: false)
         case .character(let c) where ("1"..."9").contains(c):
             let index = Int(String(c))! - 1
             if index < count { return choose(purpose, catalog[index], askForData: false) }
@@ -143,13 +156,28 @@ struct UIState {
     /// Sends the change, or first asks for data when the screen requires it
     /// (or, with `askForData`, when it accepts some).
     private mutating func choose(_ purpose: MenuPurpose, _ entry: CatalogEntry, askForData: Bool) -> Intent {
-        let verb: Prompt.Verb = purpose == .select ? .select : .push
+        let verb: Prompt.Verb
+        switch purpose {
+        case .select: verb = .select
+        case .push: verb = .push
+        case .present: verb = .present
+        }
         if entry.data == .required || (askForData && entry.data == .optional) {
             mode = .prompt(Prompt(verb: verb, screen: entry.name, rule: entry.data))
             return .nothing
         }
         mode = .browsing
-        return .send(purpose == .select ? .select(screen: entry.name, data: nil) : .push(screen: entry.name, data: nil))
+        return .send(Self.request(verb, screen: entry.name, data: nil))
+    }
+
+    /// The change a prompt (or a menu choice that needs no data) sends.
+    private static func request(_ verb: Prompt.Verb, screen: String, data: String?) -> ClientRequest {
+        switch verb {
+        case .select: return .select(screen: screen, data: data)
+        case .push: return .push(screen: screen, data: data)
+        case .present: return .present(screen: screen, data: data)
+        case .next: return .next(data: data)
+        }
     }
 
     private mutating func type(_ key: Key, prompt: Prompt, now: UInt64) -> Intent {
@@ -167,12 +195,7 @@ struct UIState {
             }
             mode = .browsing
             notice = nil  // a "needs data" reminder is answered now
-            let value = data.isEmpty ? nil : data
-            switch prompt.verb {
-            case .select: return .send(.select(screen: prompt.screen, data: value))
-            case .push: return .send(.push(screen: prompt.screen, data: value))
-            case .next: return .send(.next(data: value))
-            }
+            return .send(Self.request(prompt.verb, screen: prompt.screen, data: data.isEmpty ? nil : data))
         case .backspace:
             if !prompt.text.isEmpty { prompt.text.removeLast() }
         case .control("u"):
