@@ -94,29 +94,36 @@ final class TUISheetTests: XCTestCase {
         XCTAssertTrue(daemon.log.contains("closed: client quit"), "the client said QUIT:\n\(daemon.log.suffix(2000))")
     }
 
-    func test_tui_catalogReloadedBySighup_theMenuDropsTheScreen() throws {
+    func test_tui_catalogMessages_show_andASighupReload_dropsAScreenFromTheMenu() throws {
         _ = try TmuxServer.requireTmux()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        func catalog(_ screens: [String]) -> String {
+        func catalog(_ screens: [String], saying word: String) -> String {
             let entries = screens.map { name in
-                "{\"name\": \"\(name)\", \"title\": \"Screen \(name)\", \"color\": \"cyan\", \"message\": \"About \(name).\"}"
+                "{\"name\": \"\(name)\", \"title\": \"Screen \(name)\", \"color\": \"cyan\", \"message\": \"\(word) \(name).\"}"
             }
             return "{\"initial\": \"one\", \"screens\": [" + entries.joined(separator: ", ") + "]}"
         }
-        let screens = try directory.write("screens.json", catalog(["one", "two", "three"]))
+        let screens = try directory.write("screens.json", catalog(["one", "two", "three"], saying: "About"))
         let daemon = try DaemonProcess(arguments: ["--screens", screens], state: "none")
         defer { daemon.stop() }
         let tmux = try client(port: daemon.port)
         defer { tmux.kill() }
+        tmux.waitFor(0, "the message of a --screens catalog") { $0.hasLine("Screen one") && $0.hasLine("About one.") }
+        XCTAssertEqual(try netcat(port: daemon.port, "PRESENT two"), "OK 1\n")
+        tmux.waitFor(0, "the sheet's message in its box") {
+            $0.trimmedLines.contains { $0.hasPrefix("│") && $0.contains("About two.") }
+        }
 
         tmux.sendKeys(0, "m")
         tmux.waitFor(0, "the menu with three screens") { $0.contains("Screen three") && $0.contains("Select a screen") }
-        _ = try directory.write("screens.json", catalog(["one", "two"]))
+        _ = try directory.write("screens.json", catalog(["one", "two"], saying: "Now"))
         kill(daemon.pid, SIGHUP)
         guard let menu = tmux.waitFor(0, "the menu without the dropped screen", {
             $0.contains("Select a screen") && $0.contains("Screen two") && !$0.contains("Screen three")
         }) else { return }
         XCTAssertFalse(menu.contains("[navsync exited"), menu)
+        tmux.sendKeys(0, "Escape")
+        tmux.waitFor(0, "the reloaded messages") { $0.hasLine("Now one.") && $0.contains("Now two.") }
     }
 }

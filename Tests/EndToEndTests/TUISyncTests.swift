@@ -113,12 +113,22 @@ final class TUISyncTests: XCTestCase {
         XCTAssertTrue(tmux.capture(0).hasLine("“survives”"))
 
         daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:\(port)"], state: statePath)
-        tmux.waitForAll("connected again, on the screen the daemon kept") {
+        // The daemon kept revision 1, the one both clients hold: WATCH 1 is answered CONTINUE.
+        tmux.waitForAll("connected again, on the screen the daemon kept, continued") {
             $0.statusLine.hasSuffix("connected") && $0.statusLine.contains("rev 1") && $0.hasLine("“survives”")
+                && $0.statusLine.contains("· continued")
         }
         // Watching again: a new change reaches both.
         XCTAssertEqual(try netcat(port: port, "SELECT green"), "OK 2\n")
         tmux.waitForAll("a change after the restart") { $0.hasLine("Green") && $0.statusLine.contains("rev 2") }
+
+        // A daemon that kept nothing is behind the clients' revision 2: WATCH 2 gets a fresh STATE.
+        daemon.signal(SIGKILL)
+        daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:\(port)"], state: "none")
+        tmux.waitForAll("resynced to the new daemon's state") {
+            $0.statusLine.hasSuffix("connected") && $0.statusLine.contains("rev 0") && $0.hasLine("Red")
+                && $0.statusLine.contains("· resynced")
+        }
     }
 
     func test_tui_protocolError_showsOnTheStatusLine_forAFewSeconds_andTheUIStays() throws {

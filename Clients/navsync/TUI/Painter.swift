@@ -14,6 +14,8 @@ struct Frame {
     var lastLoss: String?
     /// False until the first connection: a failure then is "cannot connect", not "lost".
     var hasConnected: Bool
+    /// (1.1) Whether the last reconnect's `WATCH <rev>` was continued or resynced; nil before any reconnect.
+    var lastResume: ResumeOutcome?
     var now: UInt64
 }
 
@@ -263,8 +265,9 @@ struct Painter {
         terminal.fill(row: row, column: 0, width: columns, bar)
 
         // What the line holds, most important first: the revision and the
-        // link state always; then the room, the watcher count and the address;
-        // the link's details (the retry countdown in full) last.
+        // link state always; then the room, the watcher count, how the last
+        // reconnect resumed and the address; the link's details (the retry
+        // countdown in full) last.
         var right: String
         var compactRight: String
         var rightStyle = bar
@@ -299,8 +302,10 @@ struct Painter {
         let watchers = frame.link == .live ? frame.watchers.map { $0 == 1 ? "1 watcher" : "\($0) watchers" } : "? watchers"
         let address = "\(frame.endpoint)"
         let room = "room \(frame.room)"
+        let resume = frame.lastResume.map { $0 == .continued ? "continued" : "resynced" }
         let layouts: [[String?]] = [
-            [address, room, revision, watchers],
+            [address, room, revision, watchers, resume],
+            [room, revision, watchers, resume],
             [room, revision, watchers],
             [room, revision],
             [revision],
@@ -431,12 +436,11 @@ struct Painter {
         return [reason, "quit (q) and start navsync again"]
     }
 
-    /// The SCREENS listing carries no messages; the built-in screens' are
-    /// known here, other catalogs show none.
+    /// The screen's catalog message, from `MESSAGES` (1.1); a daemon that
+    /// has none to give (or a 1.0 daemon) shows none.
     static func message(for entry: CatalogEntry?) -> String? {
-        guard let entry, let builtIn = Catalog.builtIn[entry.name],
-              builtIn.title == entry.title, builtIn.color == entry.color, !builtIn.message.isEmpty else { return nil }
-        return builtIn.message
+        guard let message = entry?.message, !message.isEmpty else { return nil }
+        return message
     }
 
     /// Breaks text into lines of at most `width` cells, at spaces where it can.

@@ -179,7 +179,7 @@ final class TerminalApp {
         let client = driver.client
         painter.paint(Frame(endpoint: driver.endpoint, room: room, link: client.link, snapshot: client.snapshot,
                             catalog: client.catalog, watchers: client.watchers, ui: ui, lastLoss: lastLoss,
-                            hasConnected: client.hasConnected,
+                            hasConnected: client.hasConnected, lastResume: client.lastResume,
                             now: driver.now))
     }
 }
