@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make demo: the mission in one command. A fresh navsyncd (memory only, a
 # free port), and a tmux session with three navsync clients side by side
-# above a netcat loop that walks through select, push, pop, next, a deep
-# link and root. Change the screen in any client and watch the others.
+# above a netcat loop that walks through select, push, a sheet presented
+# and dismissed, pop, next, a deep link and root. Change the screen in any
+# client and watch the others.
 # A second window ("abc", Ctrl-b n) shows the NavSyncKit example: a second
 # daemon with the A → B → C catalog, a navsync client, and two navsync-abc
 # programs (seed 002's enum router as a Swift library user writes it), one
@@ -64,7 +65,7 @@ client="env -u NO_COLOR LANG=$lang $bin/navsync --connect 127.0.0.1:$port"
 # The driver: one protocol line at a time through netcat, with the reply.
 cat >"$driver" <<EOF_DRIVER
 while true; do
-  for line in 'SELECT green' 'PUSH blue hello from netcat' 'POP' 'NEXT' \\
+  for line in 'SELECT green' 'PUSH blue hello from netcat' 'PRESENT red' 'DISMISS' 'POP' 'NEXT' \\
               'OPEN /red/green/blue:a%20deep%20link' 'ROOT' 'NEXT'; do
     printf 'nc> %-40s %s\\n' "\$line" "\$(printf '%s\\n' "\$line" | nc -N 127.0.0.1 $port)"
     sleep 2.5
