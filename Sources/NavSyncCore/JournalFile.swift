@@ -19,7 +19,38 @@ public enum JournalFile {
         var room: String
         var rev: UInt64
         var route: String
+        /// The change's `EVENT` op, so the tail can be replayed to a resuming
+        /// watcher after a restart. Absent in lines written before 1.1 (and
+        /// ignored by readers that predate it, so the format version stays).
+        var op: String?
     }
+
+    /// One change of the file's tail, as a watcher would have seen it.
+    public struct RecentChange: Equatable, Sendable {
+        public var op: String
+        public var state: RoomState
+
+        public init(op: String, state: RoomState) {
+            self.op = op
+            self.state = state
+        }
+    }
+
+    /// What a file holds: every room, and each room's changes since the
+    /// snapshot line, oldest first, for rebuilding the resume history.
+    public struct Loaded: Equatable, Sendable {
+        public var rooms: [String: RoomState]
+        /// Only an unbroken run that ends at the room's revision: a line
+        /// without an op (written before 1.1) cuts off what came before it.
+        public var recent: [String: [RecentChange]]
+        /// The file ended in a line without its newline, which was ignored.
+        public var droppedTornTail: Bool
+
+        /// Nothing: no file yet, or an empty one.
+        public static let nothing = Loaded(rooms: [:], recent: [:], droppedTornTail: false)
+    }
+
+    private static let knownOps = Set(Verb.mutations.map(\.op))
 
     /// 2 since routes may carry sheets (1.1); version 1 files, written
     /// before sheets existed, hold only plain stacks and load as they are.
@@ -41,9 +72,10 @@ public enum JournalFile {
         return bytes
     }
 
-    /// One change, newline-terminated, to append after the snapshot.
-    public static func change(room: String, state: RoomState) throws -> [UInt8] {
-        var bytes = [UInt8](try encoder.encode(ChangeLine(room: room, rev: state.revision, route: state.route)))
+    /// One change, newline-terminated, to append after the snapshot; `op` is
+    /// the `EVENT` op it was broadcast with.
+    public static func change(room: String, state: RoomState, op: String) throws -> [UInt8] {
+        var bytes = [UInt8](try encoder.encode(ChangeLine(room: room, rev: state.revision, route: state.route, op: op)))
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }
@@ -52,7 +84,7 @@ public enum JournalFile {
     /// understood anywhere is corruption and is reported with its line number;
     /// only an unterminated last line is forgiven, because it can only be a
     /// write that never completed and so was never acknowledged.
-    public static func load(_ bytes: [UInt8]) throws(JournalError) -> (rooms: [String: RoomState], droppedTornTail: Bool) {
+    public static func load(_ bytes: [UInt8]) throws(JournalError) -> Loaded {
         var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         var torn = false
         if let last = lines.last {
@@ -84,6 +116,7 @@ public enum JournalFile {
         } catch {
             throw JournalError(line: 1, problem: "not a navsync snapshot line")
         }
+        var recent: [String: [RecentChange]] = [:]
         for (offset, raw) in lines.dropFirst().enumerated() {
             let number = offset + 2
             guard let change = try? decoder.decode(ChangeLine.self, from: Data(raw)) else {
@@ -93,9 +126,18 @@ public enum JournalFile {
             guard change.rev == previous + 1 else {
                 throw JournalError(line: number, problem: "room \(change.room) jumps from revision \(previous) to \(change.rev)")
             }
-            rooms[change.room] = try roomState(name: change.room, rev: change.rev, route: change.route, line: number)
+            let state = try roomState(name: change.room, rev: change.rev, route: change.route, line: number)
+            rooms[change.room] = state
+            if let op = change.op {
+                guard knownOps.contains(op) else {
+                    throw JournalError(line: number, problem: "room \(change.room) has an unknown op \"\(op)\"")
+                }
+                recent[change.room, default: []].append(RecentChange(op: op, state: state))
+            } else {
+                recent[change.room] = nil
+            }
         }
-        return (rooms, torn)
+        return Loaded(rooms: rooms, recent: recent, droppedTornTail: torn)
     }
 
     private static func roomState(name: String, rev: UInt64, route: String, line: Int) throws(JournalError) -> RoomState {

@@ -43,9 +43,9 @@ public final class Journal {
     /// caller must not apply the change. If its line reached the file anyway
     /// (the fsync failed), `wantsCompaction` turns true and every further
     /// change is refused until `compact` has rewritten the file without it.
-    public func record(room: String, state: RoomState) throws {
+    public func record(room: String, state: RoomState, op: String) throws {
         guard !holdsRefusedLine else { throw RefusedLineInFile() }
-        try storage.append(try JournalFile.change(room: room, state: state))
+        try storage.append(try JournalFile.change(room: room, state: state, op: op))
         if policy == .always {
             do {
                 try storage.sync()

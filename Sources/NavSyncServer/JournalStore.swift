@@ -50,7 +50,7 @@ public final class JournalStore: RoomStore {
         }
         if let journal {
             do {
-                try journal.record(room: change.room, state: changed)
+                try journal.record(room: change.room, state: changed, op: change.mutation.op)
             } catch {
                 log.error("state file write or fsync failed, change to room \(change.room) refused: \(error)")
                 delegate.changeFinished(change, .refused(ProtocolError(.internal, "could not write the state file; nothing was changed")))

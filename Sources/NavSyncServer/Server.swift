@@ -57,12 +57,22 @@ public final class Server {
     /// A daemon of its own: changes go to the journal file (nil: memory only).
     /// - Parameters:
     ///   - rooms: the rooms loaded from the state file.
+    ///   - recent: each room's changes from the state file's tail, oldest
+    ///     first: the resume history a watcher that was behind before the
+    ///     restart can continue from (each room keeps its `--history` newest).
     ///   - journal: where changes are made durable; nil keeps state in memory only.
     ///   - secondsSinceStart: a clock for `uptime_s`.
     public convenience init(config: ServerConfig, catalog: Catalog, rooms loaded: [String: RoomState],
+                            recent: [String: [JournalFile.RecentChange]] = [:],
                             journal: Journal?, log: Logger, secondsSinceStart: @escaping () -> UInt64) {
         self.init(config: config, catalog: catalog, rooms: loaded, store: JournalStore(journal: journal, log: log),
                   log: log, secondsSinceStart: secondsSinceStart)
+        for (name, changes) in recent {
+            guard let room = rooms[name], room.state?.revision == changes.last?.state.revision else { continue }
+            for change in changes {
+                room.history.append(Wire.event(change.state, op: change.op), revision: change.state.revision)
+            }
+        }
     }
 
     /// - Parameters:

@@ -6,7 +6,7 @@ import UVLoop
 /// refuses a file it cannot trust, and leaves a fresh snapshot behind.
 enum StateFile {
     static func open(path: String, policy: Journal.SyncPolicy, log: Logger) throws(DaemonStartError)
-        -> (Journal, [String: RoomState]) {
+        -> (Journal, JournalFile.Loaded) {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         if !directory.isEmpty && directory != "." {
             do {
@@ -16,7 +16,7 @@ enum StateFile {
             }
         }
         let storage = FileJournalStorage(path: path)
-        var rooms: [String: RoomState] = [:]
+        var loaded = JournalFile.Loaded.nothing
         let bytes: [UInt8]?
         do {
             bytes = try storage.readAll()
@@ -30,8 +30,7 @@ enum StateFile {
             log.info("state file \(path) is empty; starting fresh")
         } else if let bytes {
             do {
-                let loaded = try JournalFile.load(bytes)
-                rooms = loaded.rooms
+                loaded = try JournalFile.load(bytes)
                 if loaded.droppedTornTail {
                     log.warn("state file \(path): ignored an unfinished last record (a write cut off before it was acknowledged)")
                 }
@@ -39,12 +38,13 @@ enum StateFile {
                 throw DaemonStartError(
                     "state file \(path) is corrupt (\(error)); refusing to start. Move it aside to start with a fresh state.")
             }
-            log.info("state file \(path): \(rooms.count) rooms loaded")
+            let replayable = loaded.recent.values.reduce(0) { $0 + $1.count }
+            log.info("state file \(path): \(loaded.rooms.count) rooms loaded, \(replayable) recent changes kept for resuming watchers")
         } else {
             log.info("state file \(path) does not exist yet; starting fresh")
         }
         do {
-            return (try Journal(storage: storage, policy: policy, rooms: rooms), rooms)
+            return (try Journal(storage: storage, policy: policy, rooms: loaded.rooms), loaded)
         } catch {
             throw DaemonStartError("state file \(path): cannot write: \(error)")
         }

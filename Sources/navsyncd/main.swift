@@ -62,11 +62,15 @@ do {
 let startupNotes = HeldLog(level: options.logLevel)
 var journal: Journal?
 var rooms: [String: RoomState] = [:]
+var recentChanges: [String: [JournalFile.RecentChange]] = [:]
 if let endpoint = options.backplane {
     startupNotes.logger.info("rooms kept in redis at \(endpoint) under the prefix \(options.backplanePrefix)")
 } else if let path = options.statePath {
     do {
-        (journal, rooms) = try StateFile.open(path: path, policy: options.syncPolicy, log: startupNotes.logger)
+        let loaded: JournalFile.Loaded
+        (journal, loaded) = try StateFile.open(path: path, policy: options.syncPolicy, log: startupNotes.logger)
+        rooms = loaded.rooms
+        recentChanges = loaded.recent
     } catch {
         fail(error.description, status: 1)
     }
@@ -94,7 +98,7 @@ if let endpoint = options.backplane {
     if let startError { fail("backplane: \(startError)", status: 1) }
     backplane = store
 } else {
-    server = Server(config: config, catalog: catalog, rooms: rooms, journal: journal, log: log,
+    server = Server(config: config, catalog: catalog, rooms: rooms, recent: recentChanges, journal: journal, log: log,
                     secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 })
 }
 let door = WebFrontDoor(access: WebAccess(allowedOrigins: options.allowedOrigins), page: WebPage.bytes,

@@ -6,7 +6,7 @@ import NavSyncCore
 final class JournalLoadTests: XCTestCase {
     private let snapshot = #"{"navsync":1,"rooms":{"main":{"rev":2,"route":"/green/blue:hi%20there"}}}"#
 
-    private func load(_ lines: [String], terminated: Bool = true) throws(JournalError) -> (rooms: [String: RoomState], droppedTornTail: Bool) {
+    private func load(_ lines: [String], terminated: Bool = true) throws(JournalError) -> JournalFile.Loaded {
         var text = lines.joined(separator: "\n")
         if terminated { text += "\n" }
         return try JournalFile.load(Array(text.utf8))
@@ -29,9 +29,9 @@ final class JournalLoadTests: XCTestCase {
         let start = ["main": RoomState(stack: stack("/red"), revision: 7),
                      "x.y-Z_9": RoomState(stack: stack("/blue:%E2%9C%93"), revision: 1)]
         let journal = try Journal(storage: storage, policy: .always, rooms: start)
-        try journal.record(room: "main", state: RoomState(stack: stack("/red/green"), revision: 8))
-        try journal.record(room: "new", state: RoomState(stack: [RouteEntry(screen: "blue", data: "a b\nc/d:e%")], revision: 1))
-        try journal.record(room: "main", state: RoomState(stack: stack("/blue"), revision: 9))
+        try journal.record(room: "main", state: RoomState(stack: stack("/red/green"), revision: 8), op: "push")
+        try journal.record(room: "new", state: RoomState(stack: [RouteEntry(screen: "blue", data: "a b\nc/d:e%")], revision: 1), op: "open")
+        try journal.record(room: "main", state: RoomState(stack: stack("/blue"), revision: 9), op: "select")
         XCTAssertEqual(storage.lines.count, 4)
 
         let loaded = try JournalFile.load(storage.bytes!)
@@ -41,6 +41,31 @@ final class JournalLoadTests: XCTestCase {
             "x.y-Z_9": RoomState(stack: [RouteEntry(screen: "blue", data: "\u{2713}")], revision: 1),
             "new": RoomState(stack: [RouteEntry(screen: "blue", data: "a b\nc/d:e%")], revision: 1),
         ])
+        XCTAssertEqual(loaded.recent, [
+            "main": [.init(op: "push", state: RoomState(stack: stack("/red/green"), revision: 8)),
+                     .init(op: "select", state: RoomState(stack: stack("/blue"), revision: 9))],
+            "new": [.init(op: "open", state: RoomState(stack: [RouteEntry(screen: "blue", data: "a b\nc/d:e%")], revision: 1))],
+        ], "the tail, with its ops, for the resume history")
+    }
+
+    func test_load_recentChanges_lineWithoutAnOpCutsOffWhatCameBefore_unknownOpIsCorruption() throws {
+        let loaded = try load([
+            #"{"navsync":2,"rooms":{}}"#,
+            #"{"op":"select","rev":1,"room":"main","route":"/green"}"#,
+            #"{"rev":2,"room":"main","route":"/green/blue"}"#,
+            #"{"op":"present","rev":3,"room":"main","route":"/green/blue#red"}"#,
+            #"{"op":"push","rev":1,"room":"b","route":"/red/red"}"#,
+        ])
+        XCTAssertEqual(loaded.recent, [
+            "main": [.init(op: "present", state: RoomState(Navigation(stack: stack("/green/blue"), sheets: [RouteEntry(screen: "red")]), revision: 3))],
+            "b": [.init(op: "push", state: RoomState(stack: stack("/red/red"), revision: 1))],
+        ], "a line written before 1.1 leaves only what follows it replayable")
+        let error = failure([
+            #"{"navsync":2,"rooms":{}}"#,
+            #"{"op":"push x","rev":1,"room":"main","route":"/green"}"#,
+        ])
+        XCTAssertEqual(error?.line, 2)
+        XCTAssertEqual(error?.problem, "room main has an unknown op \"push x\"")
     }
 
     func test_load_emptySnapshotAndChanges() throws {

@@ -33,7 +33,7 @@ final class PersistenceTests: XCTestCase {
         XCTAssertEqual(actor.session.outbox.count, 1)
         hub.flush()
         XCTAssertEqual(actor.newLines(), ["OK 1"])
-        XCTAssertEqual(hub.storage!.lines.last, #"{"rev":1,"room":"main","route":"/green"}"#)
+        XCTAssertEqual(hub.storage!.lines.last, #"{"op":"select","rev":1,"room":"main","route":"/green"}"#)
     }
 
     func test_persistence_failedAppendIsInternalAndChangesNothing() throws {
@@ -199,8 +199,8 @@ final class PersistenceTests: XCTestCase {
                      "b": RoomState(stack: [RouteEntry(screen: "blue", data: big)], revision: 1)]
         let journal = try Journal(storage: storage, policy: .batch, rooms: rooms)
         // A tail past the byte budget but under twice the snapshot does not compact.
-        try journal.record(room: "a", state: RoomState(stack: [RouteEntry(screen: "blue", data: big + "x")], revision: 2))
-        try journal.record(room: "a", state: RoomState(stack: [RouteEntry(screen: "blue", data: big + "y")], revision: 3))
+        try journal.record(room: "a", state: RoomState(stack: [RouteEntry(screen: "blue", data: big + "x")], revision: 2), op: "push")
+        try journal.record(room: "a", state: RoomState(stack: [RouteEntry(screen: "blue", data: big + "y")], revision: 3), op: "push")
         XCTAssertGreaterThan(storage.size, Journal.compactionTailBytes)
         XCTAssertFalse(journal.wantsCompaction)
     }
