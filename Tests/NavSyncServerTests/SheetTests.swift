@@ -50,7 +50,7 @@ final class SheetTests: XCTestCase {
         let hub = try Hub(persistence: .always)
         let actor = hub.connect()
         XCTAssertEqual(actor.run("PRESENT blue #1"), ["OK 1"])
-        XCTAssertEqual(hub.storage!.lines.last, #"{"rev":1,"room":"main","route":"/red#blue:%231"}"#)
+        XCTAssertEqual(hub.storage!.lines.last, #"{"op":"present","rev":1,"room":"main","route":"/red#blue:%231"}"#)
         let reloaded = try JournalFile.load(hub.storage!.bytes!).rooms
         XCTAssertEqual(reloaded["main"], RoomState(navigation("/red#blue:%231"), revision: 1))
         let restarted = try Hub(rooms: reloaded, persistence: .always)
