@@ -4,6 +4,8 @@
 //   - it never crashes; it refuses or returns rooms;
 //   - accepted rooms have valid names, a revision of at least 1 and a
 //     non-empty stack of well-formed names;
+//   - each room's recent changes (the resume history's seed) are of a
+//     known op, one revision apart, and end at the room's loaded state;
 //   - the snapshot the daemon would write for those rooms loads back to the
 //     same rooms with nothing torn.
 import NavSyncCore
@@ -12,12 +14,20 @@ import NavSyncCore
 public func fuzzStateFile(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     var input = FuzzInput(data, count)
     let bytes = input.rest()
-    let rooms: [String: RoomState]
+    let loaded: JournalFile.Loaded
     do {
-        rooms = try JournalFile.load(bytes).rooms
+        loaded = try JournalFile.load(bytes)
     } catch {
         require(error.line >= 1 && !error.problem.isEmpty, "a refusal names a line and a problem", bytes.shown)
         return 0
+    }
+    let rooms = loaded.rooms
+    let ops = Set(Verb.mutations.map(\.op))
+    for (name, recent) in loaded.recent {
+        require(recent.last?.state == rooms[name], "a room's recent changes end at its state", name)
+        require(recent.allSatisfy { ops.contains($0.op) }, "recent changes have known ops", name)
+        require(zip(recent, recent.dropFirst()).allSatisfy { $1.state.revision == $0.state.revision + 1 },
+                "recent changes are one revision apart", name)
     }
     for (name, state) in rooms {
         require(Names.isValid(name), "loaded room names are valid", name)
