@@ -42,6 +42,15 @@ final class TUISheetTests: XCTestCase {
                 && text.trimmedLines.contains { $0.contains("│") && $0.contains("Everything starts here.") }
         }
 
+        // On a small terminal the pile shrinks to the front box, which keeps its title and fits.
+        tmux.resizeWindow(width: 30, height: 8)
+        tmux.waitFor(0, "the front sheet at 30×8") { text in
+            text.contains("┌─ sheet 2 of 2 ") && !text.contains("┌─ Blue ")
+                && text.trimmedLines.contains { $0.hasPrefix("│") && $0.contains("Red") }
+                && text.split(separator: "\n").allSatisfy { $0.count <= 30 }
+        }
+        tmux.resizeWindow(width: 80, height: 24)
+
         XCTAssertEqual(try netcat(port: daemon.port, "DISMISS", "DISMISS"), "OK 4\nOK 5\n")
         guard let plain = tmux.waitFor(0, "no box after DISMISS", { !$0.contains("┌") && $0.statusLine.contains("rev 5") })
         else { return }

@@ -173,7 +173,7 @@ struct Painter {
         var behind = min(sheets.count - 1, Self.sheetsShownBehind, max(0, (columns - 24) / 2))
         let widest = columns - 2 - 2 * behind
         let front = style(top)
-        var lines = describe(top, entry(top), catalog: frame.catalog, style: front, width: max(8, min(60, widest - 6)),
+        var lines = describe(top, entry(top), catalog: frame.catalog, style: front, width: max(8, min(60, widest - 4)),
                              showingNext: false)
         let label = sheets.count > 1 ? " sheet \(sheets.count) of \(sheets.count) " : " sheet "
         let textWidth = lines.map { TextCells.width($0.0) }.max() ?? 0
