@@ -25,7 +25,7 @@ public struct BackplaneKeys: Sendable, Equatable {
     public var epoch: String { "\(prefix)epoch" }
     /// The fleet's catalog as `--screens` JSON.
     public var catalog: String { "\(prefix)catalog" }
-    /// Every change, published as `<epoch> <room> <rev> <op> <route>`.
+    /// Every change, published as `<epoch> <room> <rev> <tag> <op> <route>`.
     public var changesChannel: String { "\(prefix)changes" }
     /// A message here means: the stored catalog changed, read it again.
     public var catalogChannel: String { "\(prefix)catalog-changed" }

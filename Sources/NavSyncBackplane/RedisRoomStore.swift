@@ -76,6 +76,11 @@ public final class RedisRoomStore: RoomStore {
     private var closed = false
     /// Pushes that arrived while rooms were still being read after a connect.
     private var heldPushes: [[UInt8]]? = nil
+    /// The tag of the change that made each room's view (absent: none, rev 0).
+    private var viewTags: [String: String] = [:]
+    /// This daemon's part of every tag it gives a change, random per start.
+    private let daemonTag: String
+    private var changeCount: UInt64 = 0
 
     private(set) var outages: UInt64 = 0
     private(set) var gapFills: UInt64 = 0
@@ -87,6 +92,8 @@ public final class RedisRoomStore: RoomStore {
         self.settings = settings
         self.log = log
         downReason = "connecting to redis at \(settings.endpoint)"
+        var generator = SystemRandomNumberGenerator()
+        daemonTag = String(generator.next() as UInt32, radix: 36)
     }
 
     /// Connects, checks Redis and the fleet's catalog, reads every room, and
@@ -125,8 +132,15 @@ public final class RedisRoomStore: RoomStore {
     public func endOfTurn() {}
 
     public func submit(_ change: ChangeRequest) {
-        attempt(change, against: base(of: change.room), tries: 0)
+        enqueue(change, tries: 0)
     }
+
+    /// Always: a room's changes go out in the order they were submitted
+    /// (see "Changes" below); Redis applies a round's changes in that order
+    /// or fails the rest of the round, which is retried, in the same order,
+    /// at the head of the next round, and an `IF` that Redis must check first
+    /// ends its round, so nothing behind it is sent before it is settled.
+    public func mayPipeline(after change: ChangeRequest) -> Bool { true }
 
     /// Stores `catalog` as the fleet's (SIGHUP); every daemon, this one
     /// included, adopts it from the catalog channel.
@@ -143,15 +157,16 @@ public final class RedisRoomStore: RoomStore {
     }
 
     // MARK: - Changes
-
-    /// The state this daemon's next change to `room` is judged against.
-    private func base(of room: String) -> RoomState {
-        let view = viewState(room)
-        if let speculative = tracks[room]?.speculative, speculative.revision > view.revision {
-            return speculative
-        }
-        return view
-    }
+    //
+    // Each room's changes go to Redis in rounds: while a round is in flight,
+    // new changes wait in the room's queue; when its last answer is in, the
+    // queue is sent as the next round, each change judged against the state
+    // the one before it will make (so a round is one write and, with
+    // `appendfsync always`, one fsync in Redis). A change that finds the
+    // room moved (another daemon got in first) fails the rest of its round
+    // with it; they are judged again, in order, in the next round, against
+    // what Redis said it holds. The gap between rounds is also what lets
+    // another daemon's round in: daemons racing on one room take turns.
 
     private func viewState(_ room: String) -> RoomState {
         guard let delegate else { return RoomState(stack: [], revision: 0) }
@@ -165,59 +180,109 @@ public final class RedisRoomStore: RoomStore {
         return track
     }
 
-    /// Judges the change against `base` and asks Redis to apply it (or, for
-    /// an outcome that changes nothing, to confirm `base` is still current).
-    private func attempt(_ change: ChangeRequest, against base: RoomState, tries: Int) {
-        guard let delegate else { return }
-        guard isUp, let commands, let epoch else {
-            delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason)))
-            return
+    /// A tag no other change of the fleet carries: this daemon's random
+    /// name and a count.
+    private func nextTag() -> String {
+        changeCount += 1
+        return daemonTag + "." + String(changeCount, radix: 36)
+    }
+
+    /// Queues a change for its room's next round, or starts a round with it.
+    private func enqueue(_ change: ChangeRequest, tries: Int) {
+        let track = track(change.room)
+        track.waiting.append((change, tries))
+        if track.inFlight == 0 { startRound(change.room) }
+    }
+
+    /// The newest state of the room this daemon knows to be real, and the
+    /// tag of the change that made it: the view, or what Redis last answered.
+    private func knownState(_ room: String) -> (RoomState, String) {
+        let view = viewState(room)
+        if let track = tracks[room], let known = track.known, known.state.revision >= view.revision {
+            return (known.state, known.tag)
         }
-        guard tries < Self.maxAttempts else {
-            delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "the room kept changing under this request; try again")))
+        return (view, viewTags[room] ?? "")
+    }
+
+    /// Sends the room's queue as one round. An `IF` that Redis must check
+    /// first ends the round (the rest waits for the next one).
+    private func startRound(_ room: String) {
+        guard let delegate, let track = tracks[room], track.inFlight == 0 else { return }
+        guard isUp, let commands, let epoch else {
+            let refused = track.waiting
+            track.waiting.removeAll()
+            for (change, _) in refused { delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason))) }
             return
         }
         let rules = delegate.changeRules
-        // IF against a revision this daemon's view does not hold: only Redis can tell.
-        if let expected = change.ifRevision, expected != base.revision {
-            confirm(change, revision: expected, tries: tries)
-            return
-        }
-        let outcome = rules.evaluate(change.mutation, ifRevision: change.ifRevision, against: base)
-        guard case .applied(let changed) = outcome else {
-            confirm(change, revision: base.revision, tries: tries) { outcome }
-            return
-        }
-        let room = change.room
-        let track = track(room)
-        track.speculative = changed
-        track.expectedInFlight.append(base.revision)
-        let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: base.revision,
-                                       route: changed.route, op: change.mutation.op,
-                                       historyLength: settings.historyLength, maxRooms: rules.maxRooms)
-        let sent = commands.send(call) { [weak self] reply in
-            self?.answered(change, changed, expected: base.revision, reply: reply, tries: tries)
-        }
-        if !sent {
-            track.removeInFlight(base.revision)
-            delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason)))
+        var (base, tag) = knownState(room)
+        while !track.waiting.isEmpty {
+            let (change, tries) = track.waiting.removeFirst()
+            guard tries < Self.maxAttempts else {
+                delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "the room kept changing under this request; try again")))
+                continue
+            }
+            // IF against a revision the round does not start from: only Redis can tell.
+            if let expected = change.ifRevision, expected != base.revision {
+                confirm(change, expecting: .exactly(expected), tries: tries)
+                return
+            }
+            let precondition = ChangeFunction.Precondition(revision: base.revision, tag: tag)
+            let outcome = rules.evaluate(change.mutation, ifRevision: change.ifRevision, against: base)
+            guard case .applied(let changed) = outcome else {
+                confirm(change, expecting: precondition, tries: tries) { outcome }
+                continue
+            }
+            let newTag = nextTag()
+            let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: precondition,
+                                           route: changed.route, tag: newTag, op: change.mutation.op,
+                                           historyLength: settings.historyLength, maxRooms: rules.maxRooms)
+            let expected = base.revision
+            let sent = commands.send(call) { [weak self] reply in
+                self?.answered(change, changed, tag: newTag, expected: expected, reply: reply, tries: tries)
+            }
+            guard sent else {
+                delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason)))
+                continue
+            }
+            track.inFlight += 1
+            track.expectedInFlight.append(expected)
+            (base, tag) = (changed, newTag)
         }
     }
 
-    private func answered(_ change: ChangeRequest, _ changed: RoomState, expected: UInt64, reply: RedisReply?, tries: Int) {
+    /// One answer of a round is in; the last one starts the next round.
+    private func roundStepDone(_ room: String) {
+        guard let track = tracks[room] else { return }
+        track.inFlight -= 1
+        if track.inFlight == 0 {
+            track.waiting.insert(contentsOf: track.retrying, at: 0)
+            track.retrying.removeAll()
+            if !track.waiting.isEmpty { startRound(room) }
+        }
+    }
+
+    private func answered(_ change: ChangeRequest, _ changed: RoomState, tag: String, expected: UInt64,
+                          reply: RedisReply?, tries: Int) {
         guard let delegate else { return }
         let room = change.room
         let track = track(room)
         track.removeInFlight(expected)
-        defer { releaseParked(room) }
+        defer {
+            roundStepDone(room)
+            releaseParked(room)
+        }
         switch ChangeFunction.Answer(reply) {
         case .applied(let revision):
             guard revision == changed.revision else {
                 fault("redis applied revision \(revision) where \(changed.revision) was sent")
                 return
             }
+            // The next round starts from here, even before the event arrives.
+            learned(room, changed, tag: tag)
             let view = viewState(room).revision
             if view + 1 == revision {
+                viewTags[room] = tag
                 delegate.changeFinished(change, .applied(changed))
             } else if view >= revision {
                 // Already reached through a resync: only the reply is owed.
@@ -226,10 +291,16 @@ public final class RedisRoomStore: RoomStore {
                 // Earlier events are still on their way: answer when ours arrives.
                 track.acknowledged[revision] = change
             }
-        case .state(let revision, let route, _):
+        case .state(let revision, let route, let madeBy, _):
             retriedChanges += 1
             guard let current = state(revision: revision, route: route, room: room) else { return }
-            attempt(change, against: current, tries: tries + 1)
+            learned(room, current, tag: madeBy)
+            if let expected = change.ifRevision, expected != current.revision {
+                // Redis's own current revision, just read: the IF is decided.
+                delegate.changeFinished(change, .refused(ProtocolError(.conflict, "current=\(current.revision)")))
+            } else {
+                track.retrying.append((change, tries + 1))
+            }
         case .roomLimit:
             delegate.changeFinished(change, .refused(delegate.changeRules.roomLimitError))
         case .epochChanged:
@@ -245,25 +316,38 @@ public final class RedisRoomStore: RoomStore {
         }
     }
 
-    /// Asks Redis for the room's state at `revision`: if it still is, the
-    /// outcome stands (`decided`), or the change is judged against it; if
-    /// not, the change is judged again against what Redis holds.
-    private func confirm(_ change: ChangeRequest, revision: UInt64, tries: Int, decided: (() -> ChangeOutcome)? = nil) {
+    /// Remembers the newest state Redis reported for a room, for the next round.
+    private func learned(_ room: String, _ state: RoomState, tag: String) {
+        let track = track(room)
+        if state.revision >= (track.known?.state.revision ?? 0) { track.known = (state, tag) }
+    }
+
+    /// Asks Redis whether the room is still as `expected`: if so, the
+    /// outcome stands (`decided`), or the change is judged against it in
+    /// the next round; if not, it is judged again there.
+    private func confirm(_ change: ChangeRequest, expecting expected: ChangeFunction.Precondition, tries: Int,
+                         decided: (() -> ChangeOutcome)? = nil) {
         guard let delegate, let commands, let epoch else { return }
-        let call = ChangeFunction.call(keys: keys, epoch: epoch, room: change.room, expected: revision, route: nil,
-                                       op: change.mutation.op, historyLength: settings.historyLength,
+        let room = change.room
+        let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: expected, route: nil,
+                                       tag: "", op: change.mutation.op, historyLength: settings.historyLength,
                                        maxRooms: delegate.changeRules.maxRooms)
         let sent = commands.send(call) { [weak self] reply in
             guard let self, let delegate = self.delegate else { return }
+            defer {
+                self.roundStepDone(room)
+                self.releaseParked(room)
+            }
             switch ChangeFunction.Answer(reply) {
-            case .state(let current, let route, let matched):
-                guard let state = self.state(revision: current, route: route, room: change.room) else { return }
+            case .state(let current, let route, let madeBy, let matched):
+                guard let state = self.state(revision: current, route: route, room: room) else { return }
+                self.learned(room, state, tag: madeBy)
                 if matched, let decided {
                     delegate.changeFinished(change, decided())
                 } else if change.ifRevision != nil && change.ifRevision != current {
                     delegate.changeFinished(change, .refused(ProtocolError(.conflict, "current=\(current)")))
                 } else {
-                    self.attempt(change, against: state, tries: tries + 1)
+                    self.track(room).retrying.append((change, tries + 1))
                 }
             case .epochChanged:
                 delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "the fleet's data in redis was replaced; resynchronising")))
@@ -273,7 +357,9 @@ public final class RedisRoomStore: RoomStore {
                     reply == nil ? "lost the connection to redis" : "redis refused the request: \(Self.describe(reply))")))
             }
         }
-        if !sent {
+        if sent {
+            track(room).inFlight += 1
+        } else {
             delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason)))
         }
     }
@@ -343,6 +429,7 @@ public final class RedisRoomStore: RoomStore {
             return
         }
         guard let state = state(revision: change.revision, route: change.route, room: change.room) else { return }
+        viewTags[change.room] = change.tag
         if let own = track.acknowledged.removeValue(forKey: change.revision) {
             delegate.changeFinished(own, .applied(state))
         } else {
@@ -379,12 +466,16 @@ public final class RedisRoomStore: RoomStore {
             for entry in entries {
                 guard let parts = entry.elements, parts.count == 2, let id = parts[0].text,
                       let rev = UInt64(id.prefix { $0 != "-" }), let fields = parts[1].elements else { continue }
-                var op = "", route = ""
+                var op = "", route = "", tag = ""
                 for i in stride(from: 0, to: fields.count - 1, by: 2) {
-                    if fields[i].text == "op" { op = fields[i + 1].text ?? "" }
-                    if fields[i].text == "route" { route = fields[i + 1].text ?? "" }
+                    switch fields[i].text {
+                    case "op": op = fields[i + 1].text ?? ""
+                    case "route": route = fields[i + 1].text ?? ""
+                    case "tag": tag = fields[i + 1].text ?? ""
+                    default: break
+                    }
                 }
-                changes.append(PublishedChange(room: room, revision: rev, op: op, route: route))
+                changes.append(PublishedChange(room: room, revision: rev, tag: tag, op: op, route: route))
             }
             if let first = changes.first, first.revision == from {
                 for change in changes { self.apply(change) }
@@ -394,7 +485,7 @@ public final class RedisRoomStore: RoomStore {
                 // watchers to it, then give them the rest in order (so the
                 // hub's own history holds them for WATCH <rev>).
                 guard let state = self.state(revision: first.revision, route: first.route, room: room) else { return }
-                self.replace(room, with: state)
+                self.replace(room, with: state, tag: first.tag)
                 for change in changes.dropFirst() { self.apply(change) }
             } else {
                 // Called only when the room is known to be ahead, yet the
@@ -412,22 +503,23 @@ public final class RedisRoomStore: RoomStore {
         guard let commands else { return }
         let track = track(room)
         track.filling = true
-        commands.send(["HMGET", keys.state(room), "rev", "route"]) { [weak self] reply in
+        commands.send(["HMGET", keys.state(room), "rev", "route", "tag"]) { [weak self] reply in
             guard let self else { return }
             track.filling = false
-            guard let parts = reply?.elements, parts.count == 2 else { return }
+            guard let parts = reply?.elements, parts.count == 3 else { return }
             let rev = parts[0].unsigned ?? 0
             let state = rev == 0 ? nil : self.state(revision: rev, route: parts[1].text ?? "", room: room)
             if rev != 0 && state == nil { return }
-            self.replace(room, with: state)
+            self.replace(room, with: state, tag: parts[2].text ?? "")
             then?()
             self.releaseParked(room)
         }
     }
 
-    private func replace(_ room: String, with state: RoomState?) {
+    private func replace(_ room: String, with state: RoomState?, tag: String) {
         guard let delegate else { return }
         resyncedRooms += 1
+        viewTags[room] = state == nil ? nil : tag
         delegate.roomReplaced(room, with: state)
         // Changes Redis acknowledged are inside the new state (or were lost with Redis's data).
         if let track = tracks[room] {
@@ -525,8 +617,9 @@ public final class RedisRoomStore: RoomStore {
     /// rooms Redis holds now are read next.
     private func forgetEveryRoom() {
         guard let delegate else { return }
-        for room in delegate.roomStates.keys.sorted() { replace(room, with: nil) }
+        for room in delegate.roomStates.keys.sorted() { replace(room, with: nil, tag: "") }
         tracks.removeAll()
+        viewTags.removeAll()
     }
 
     private func agreeOnCatalog(_ current: Int) {
@@ -603,25 +696,30 @@ public final class RedisRoomStore: RoomStore {
                 if waiting == 0 { self.becomeUp(current) }
             }
             for room in names.sorted() {
-                commands.send(["HMGET", self.keys.state(room), "rev", "route"]) { reply in
-                    guard current == self.generation, let parts = reply?.elements, parts.count == 2 else { return }
-                    self.reconcile(room, rev: parts[0].unsigned ?? 0, route: parts[1].text ?? "", then: oneDone)
+                commands.send(["HMGET", self.keys.state(room), "rev", "route", "tag"]) { reply in
+                    guard current == self.generation, let parts = reply?.elements, parts.count == 3 else { return }
+                    self.reconcile(room, rev: parts[0].unsigned ?? 0, route: parts[1].text ?? "", tag: parts[2].text ?? "",
+                                   then: oneDone)
                 }
             }
             oneDone()
         }
     }
 
-    private func reconcile(_ room: String, rev: UInt64, route: String, then: @escaping () -> Void) {
+    private func reconcile(_ room: String, rev: UInt64, route: String, tag: String, then: @escaping () -> Void) {
         let view = viewState(room)
         if rev == view.revision {
-            if rev != 0 && route != view.route { replace(room, with: state(revision: rev, route: route, room: room)) }
+            if rev != 0 && route != view.route {
+                replace(room, with: state(revision: rev, route: route, room: room), tag: tag)
+            } else if rev != 0 {
+                viewTags[room] = tag
+            }
             then()
         } else if rev > view.revision {
             fillGap(room, then: then)
         } else {
             log.warn("backplane: room \(room) is at revision \(rev) in redis, behind this daemon's \(view.revision): resynced")
-            replace(room, with: rev == 0 ? nil : state(revision: rev, route: route, room: room))
+            replace(room, with: rev == 0 ? nil : state(revision: rev, route: route, room: room), tag: tag)
             then()
         }
     }
@@ -721,6 +819,8 @@ public final class RedisRoomStore: RoomStore {
             track.parked.removeAll()
             track.filling = false
         }
+        // Changes still queued (none in flight for their room) are refused now, in order.
+        for (room, track) in tracks where track.inFlight == 0 && !track.waiting.isEmpty { startRound(room) }
         scheduleReconnect()
     }
 

@@ -5,10 +5,15 @@ import NavSyncServer
 /// changes sent to Redis and not answered yet, events that must wait, and
 /// whether the room's history is being read to fill a gap.
 final class RoomTrack {
-    /// The state after the last change this daemon sent, while any is in
-    /// flight: the next change is judged against it, so changes from one
-    /// daemon to one room pipeline instead of waiting for each other.
-    var speculative: RoomState?
+    /// Changes waiting for the room's next round, in the order they go.
+    var waiting: [(change: ChangeRequest, tries: Int)] = []
+    /// Changes of the round in flight that found the room moved: first in the next round.
+    var retrying: [(change: ChangeRequest, tries: Int)] = []
+    /// Requests of the round in flight not answered yet.
+    var inFlight = 0
+    /// The newest state Redis reported for the room (with the tag of the
+    /// change that made it), possibly ahead of the view.
+    var known: (state: RoomState, tag: String)?
     /// The revision each change in flight expects, in sending order.
     var expectedInFlight: [UInt64] = []
     /// Published events held back: one that may be this daemon's own change
@@ -22,12 +27,12 @@ final class RoomTrack {
     var acknowledged: [UInt64: ChangeRequest] = [:]
 
     var isIdle: Bool {
-        speculative == nil && expectedInFlight.isEmpty && parked.isEmpty && !filling && acknowledged.isEmpty
+        inFlight == 0 && waiting.isEmpty && retrying.isEmpty && expectedInFlight.isEmpty && parked.isEmpty
+            && !filling && acknowledged.isEmpty
     }
 
     func removeInFlight(_ expected: UInt64) {
         if let i = expectedInFlight.firstIndex(of: expected) { expectedInFlight.remove(at: i) }
-        if expectedInFlight.isEmpty { speculative = nil }
     }
 
     /// May this event be the answer to one of our changes still in flight?
@@ -40,14 +45,17 @@ final class RoomTrack {
 struct PublishedChange: Equatable {
     var room: String
     var revision: UInt64
+    /// Which change made it (see `ChangeFunction.Precondition`).
+    var tag: String
     var op: String
     var route: String
 
-    /// `<epoch> <room> <rev> <op> <route>`; nil when malformed.
+    /// `<epoch> <room> <rev> <tag> <op> <route>`; nil when malformed.
     static func parse(_ payload: [UInt8]) -> (epoch: String, change: PublishedChange)? {
         let parts = payload.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-        guard parts.count == 5, let rev = UInt64(String(decoding: parts[2], as: UTF8.self)) else { return nil }
+        guard parts.count == 6, let rev = UInt64(String(decoding: parts[2], as: UTF8.self)) else { return nil }
         let text = { (bytes: ArraySlice<UInt8>) in String(decoding: bytes, as: UTF8.self) }
-        return (text(parts[0]), PublishedChange(room: text(parts[1]), revision: rev, op: text(parts[3]), route: text(parts[4])))
+        return (text(parts[0]), PublishedChange(room: text(parts[1]), revision: rev, tag: text(parts[3]),
+                                                op: text(parts[4]), route: text(parts[5])))
     }
 }

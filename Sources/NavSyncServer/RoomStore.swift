@@ -20,6 +20,13 @@ public protocol RoomStore: AnyObject {
     /// that call alone, never also by `roomChanged`.
     func submit(_ change: ChangeRequest)
 
+    /// Whether the hub may submit the same session's next change while
+    /// `change` (submitted, not yet finished) is still in flight. A store
+    /// that says yes must finish one session's *applied* changes in the
+    /// order they were submitted (other outcomes may come early: the hub
+    /// holds them back until the earlier ones are answered).
+    func mayPipeline(after change: ChangeRequest) -> Bool
+
     /// Once per loop turn, before output is written (batched fsync).
     func endOfTurn()
 
@@ -42,6 +49,8 @@ public protocol RoomStore: AnyObject {
 extension RoomStore {
     /// A store whose changes are durable when reported holds none back.
     public var holdsUndurableChanges: Bool { false }
+    /// A store that says nothing takes one change per session at a time.
+    public func mayPipeline(after change: ChangeRequest) -> Bool { false }
     public func makeChangesDurable() -> Bool { true }
 }
 
@@ -52,6 +61,8 @@ public struct ChangeRequest {
     public let ifRevision: UInt64?
     /// Who asked; the store hands it back in `changeFinished`.
     public let session: Session
+    /// The session's count of changes before this one: answers go out in this order.
+    let ticket: UInt64
 }
 
 /// How a change ended.

@@ -15,7 +15,69 @@ extension Server: RoomStoreDelegate {
         ChangeRules(catalog: catalog, maxDepth: limits.maxDepth, maxRooms: limits.maxRooms)
     }
 
+    /// Changes of one session in flight at once, at most: past it, its
+    /// lines wait (memory per connection stays bounded however much it pipelines).
+    static let maxChangesInFlightPerSession = 128
+
+    /// Hands a change to the store; while the store takes changes behind it
+    /// (pipelining), the session's next lines keep running.
+    func submit(_ change: ChangeRequest) {
+        let session = change.session
+        session.nextTicket += 1
+        session.changesInFlight += 1
+        session.waitingForStore = true
+        store.submit(change)
+        let stillInFlight = change.ticket >= session.nextTicketToAnswer && session.earlyOutcomes[change.ticket] == nil
+        session.nextChangeMayFollow = !stillInFlight || store.mayPipeline(after: change)
+        updateWaiting(session)
+    }
+
+    /// Whether `command` may run while the session's changes are in flight:
+    /// only another change, taken behind them by the store. Anything else
+    /// (its answer could show state or must come after theirs) waits.
+    func mayRunBesideChangesInFlight(_ command: Command, _ session: Session) -> Bool {
+        guard case .mutate = command else { return false }
+        return session.nextChangeMayFollow && session.commandBehindChanges == nil
+            && session.changesInFlight < Self.maxChangesInFlightPerSession && store.unavailableReason == nil
+    }
+
+    private func updateWaiting(_ session: Session) {
+        session.waitingForStore = session.changesInFlight > 0
+            && (!session.nextChangeMayFollow || session.commandBehindChanges != nil
+                || session.changesInFlight >= Self.maxChangesInFlightPerSession)
+    }
+
     public func changeFinished(_ change: ChangeRequest, _ outcome: ChangeOutcome) {
+        let session = change.session
+        session.changesInFlight -= 1
+        if change.ticket != session.nextTicketToAnswer {
+            // An earlier change of this session is still in flight: its answer goes first.
+            var held = outcome
+            if case .applied(let state) = outcome {
+                // Stores finish applied changes in order (RoomStore.mayPipeline); should one not,
+                // the room still moves in the store's order and only the OK waits.
+                changesMade += 1
+                roomChanged(change.room, to: state, op: change.mutation.op)
+                held = .unchanged(revision: state.revision)
+            }
+            session.earlyOutcomes[change.ticket] = (change, held)
+        } else {
+            answer(change, outcome)
+            session.nextTicketToAnswer += 1
+            while let (next, held) = session.earlyOutcomes.removeValue(forKey: session.nextTicketToAnswer) {
+                answer(next, held)
+                session.nextTicketToAnswer += 1
+            }
+        }
+        if session.changesInFlight == 0 { session.nextChangeMayFollow = false }
+        updateWaiting(session)
+        // A store that answered inside `submit` leaves the rest to the loop already running the lines.
+        guard !session.isRunningLines else { return }
+        continueAfterStore(session)
+    }
+
+    /// The reply to one change and, when applied, the room's move and broadcast.
+    private func answer(_ change: ChangeRequest, _ outcome: ChangeOutcome) {
         let session = change.session
         switch outcome {
         case .applied(let state):
@@ -30,17 +92,22 @@ extension Server: RoomStoreDelegate {
         case .refused(let error):
             reply(session, Wire.error(error))
         }
-        session.waitingForStore = false
-        // A store that answered inside `submit` leaves the rest to the loop already running the lines.
-        guard !session.isRunningLines else { return }
-        continueAfterStore(session)
     }
 
-    /// Runs the lines that waited behind a change, then what waited behind them.
+    /// Runs the command that waited for the changes in flight, then the
+    /// lines behind it, then what waited behind them.
     private func continueAfterStore(_ session: Session) {
         guard !session.isEnded else { return }
+        if session.changesInFlight == 0, let command = session.commandBehindChanges {
+            session.commandBehindChanges = nil
+            updateWaiting(session)
+            let outer = session.isRunningLines
+            session.isRunningLines = true
+            run(command, for: session)
+            session.isRunningLines = outer
+        }
         runFrames(session)
-        if !session.waitingForStore && session.inputEndedWhileWaiting {
+        if !session.waitingForStore && session.changesInFlight == 0 && session.inputEndedWhileWaiting {
             session.inputEndedWhileWaiting = false
             inputEnded(session)
         }

@@ -144,7 +144,7 @@ public final class Server {
     /// answer are not sent, and the connection is closed.
     public func inputEnded(_ session: Session) {
         guard !session.isClosing else { return }
-        if session.waitingForStore {
+        if session.waitingForStore || session.changesInFlight > 0 {
             // Its last lines run once the store has answered.
             session.inputEndedWhileWaiting = true
             return
@@ -156,7 +156,7 @@ public final class Server {
             session.isRunningLines = outer
         }
         guard !session.isClosing else { return }
-        if session.waitingForStore {
+        if session.waitingForStore || session.changesInFlight > 0 {
             session.inputEndedWhileWaiting = true
             return
         }
@@ -200,7 +200,13 @@ public final class Server {
         }
     }
 
-    private func run(_ command: Command, for session: Session) {
+    func run(_ command: Command, for session: Session) {
+        if session.changesInFlight > 0 && !mayRunBesideChangesInFlight(command, session) {
+            // Its answer must follow theirs: it runs once they are answered.
+            session.commandBehindChanges = command
+            session.waitingForStore = true
+            return
+        }
         if !session.authenticated && !command.allowedBeforeAuth {
             reply(session, Wire.error(ProtocolError(.authRequired, "AUTH <token> first")))
             return
@@ -218,8 +224,8 @@ public final class Server {
         case .get:
             reply(session, Wire.state(state(of: session.room)))
         case .mutate(let mutation, let expected):
-            session.waitingForStore = true
-            store.submit(ChangeRequest(room: session.room, mutation: mutation, ifRevision: expected, session: session))
+            submit(ChangeRequest(room: session.room, mutation: mutation, ifRevision: expected, session: session,
+                                 ticket: session.nextTicket))
         case .watch(let after):
             watch(session, after: after)
         case .unwatch:

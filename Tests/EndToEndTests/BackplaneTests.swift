@@ -86,6 +86,57 @@ final class BackplaneTests: XCTestCase {
         }
     }
 
+    /// Pipelined changes that depend on the state before them (PUSH, POP),
+    /// from three daemons into one room: every revision is its change applied
+    /// to exactly the revision before it, and each connection's answers come
+    /// in command order.
+    func test_fleet_pipelinedPushPop_onOneRoom_eachAppliedToTheRevisionBefore() throws {
+        let fleet = try Fleet(3)
+        defer { fleet.stop() }
+        let daemons = fleet.daemons
+        let watcher = try daemons[0].connect()
+        XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red")
+        let pairs = 40
+        let writers = try daemons.map { try $0.connect() }
+        for (w, writer) in writers.enumerated() {
+            writer.send((0..<pairs).map { "PUSH blue w\(w)-\($0)\nPOP\n" }.joined() + "GET\n")
+        }
+        var madeBy: [Int: String] = [:]
+        for (w, writer) in writers.enumerated() {
+            var last = 0
+            for (i, line) in try writer.readLines(2 * pairs).enumerated() {
+                guard let rev = revision(of: line), line.hasPrefix("OK ") else {
+                    XCTFail("writer \(w) line \(i): \(line)")
+                    continue
+                }
+                XCTAssertGreaterThan(rev, last, "writer \(w): answers in command order")
+                last = rev
+                madeBy[rev] = i % 2 == 0 ? "push blue:w\(w)-\(i / 2)" : "pop"
+            }
+            let get = try writer.readLine()
+            XCTAssertTrue(get.hasPrefix("STATE "), "GET waited for the changes before it: \(get)")
+            XCTAssertGreaterThanOrEqual(revision(of: get) ?? 0, last, "GET shows this connection's changes")
+        }
+        let total = 2 * pairs * writers.count
+        XCTAssertEqual(madeBy.keys.sorted(), Array(1...total), "every change got its own revision")
+        var route = "/red"
+        for event in try events(watcher, through: total) {
+            let parts = event.split(separator: " ").map(String.init)
+            guard parts.count == 4, let rev = Int(parts[1]), let change = madeBy[rev] else {
+                XCTFail("unexpected line \(event)")
+                continue
+            }
+            if change == "pop" {
+                XCTAssertEqual(parts[2], "pop", "revision \(rev)")
+                route = String(route[..<route.lastIndex(of: "/")!])
+            } else {
+                XCTAssertEqual(parts[2], "push", "revision \(rev)")
+                route += "/" + change.dropFirst("push ".count)
+            }
+            XCTAssertEqual(parts[3], route, "revision \(rev) is its change applied to revision \(rev - 1)")
+        }
+    }
+
     func test_fleet_racingIf_onTwoDaemons_exactlyOneWins() throws {
         let fleet = try Fleet(2)
         defer { fleet.stop() }

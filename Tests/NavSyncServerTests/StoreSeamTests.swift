@@ -12,8 +12,11 @@ final class LateStore: RoomStore {
     var figures: [(key: String, value: String)] { [("late_pending", String(waiting.count))] }
     private(set) var waiting: [ChangeRequest] = []
     private(set) var turnsEnded = 0
+    /// Take a session's next change while its earlier ones are in flight.
+    var pipelines = false
 
     func submit(_ change: ChangeRequest) { waiting.append(change) }
+    func mayPipeline(after change: ChangeRequest) -> Bool { pipelines }
     func endOfTurn() { turnsEnded += 1 }
 
     /// Answers the change waiting at `index` as the rules would against the
@@ -176,6 +179,49 @@ final class StoreSeamTests: XCTestCase {
         hub.flush()
         XCTAssertEqual(a.connection.count("resume"), 1)
         XCTAssertEqual(a.newLines().count, 1001)
+    }
+
+    func test_store_pipelining_changesGoBehindEachOther_otherCommandsWait() throws {
+        let store = LateStore()
+        store.pipelines = true
+        let hub = try hub(store)
+        let a = hub.connect()
+        XCTAssertEqual(a.run("PUSH blue", "PUSH green", "GET", "PUSH red"), [])
+        XCTAssertEqual(store.waiting.count, 2, "the second change goes behind the first; GET and what follows wait")
+        store.decide()
+        XCTAssertEqual(a.run(), ["OK 1"])
+        store.decide()
+        XCTAssertEqual(a.run(), ["OK 2", "STATE 2 /red/blue/green"])
+        XCTAssertEqual(store.waiting.count, 1, "the change after GET runs once GET has")
+        store.decide()
+        XCTAssertEqual(a.run(), ["OK 3"])
+    }
+
+    func test_store_pipelining_earlyRefusal_waitsForTheEarlierAnswer() throws {
+        let store = LateStore()
+        store.pipelines = true
+        let hub = try hub(store)
+        let a = hub.connect()
+        a.run("PUSH blue", "IF 9 POP", "PUSH green")
+        XCTAssertEqual(store.waiting.count, 3)
+        store.fail(1, ProtocolError(.conflict, "current=0"))
+        XCTAssertEqual(a.run(), [], "the refusal of the second change waits for the first's answer")
+        store.decide(1)   // the third, applied: also held behind the first
+        XCTAssertEqual(a.run(), [])
+        store.decide(0)
+        XCTAssertEqual(a.run(), ["OK 2", "ERR conflict current=0", "OK 1"],
+                       "answers in command order (this store applied the third change first)")
+    }
+
+    func test_store_pipelining_isBounded_perConnection() throws {
+        let store = LateStore()
+        store.pipelines = true
+        let hub = try hub(store)
+        let a = hub.connect()
+        a.sendRaw(String(repeating: "SELECT green\n", count: Server.maxChangesInFlightPerSession + 10))
+        XCTAssertEqual(store.waiting.count, Server.maxChangesInFlightPerSession)
+        store.decide()
+        XCTAssertEqual(store.waiting.count, Server.maxChangesInFlightPerSession, "one answered, one more taken")
     }
 
     func test_journalStore_answersWithinTheCall_asBefore() throws {
