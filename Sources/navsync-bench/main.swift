@@ -50,6 +50,7 @@ let command = arguments.first.flatMap { $0.hasPrefix("-") ? nil : $0 } ?? "run"
 if arguments.first == command { arguments.removeFirst() }
 if arguments.contains("-h") || arguments.contains("--help") {
     print(BenchOptions.usage)
+    print(WriterOptions.usage)
     exit(0)
 }
 
@@ -209,6 +210,8 @@ case "restart", "history":
     if let failure { die("\(command): \(failure)") }
     print(summary)
     exit(0)
+case "writers":
+    runWriters(arguments)
 
 default:
     die("unknown command \(command) (see navsync-bench --help)", status: 64)

@@ -1,0 +1,267 @@
+import GNUFlags
+import Glibc
+import UVLoop
+
+/// `navsync-bench writers`: how many changes per second the daemons (one,
+/// or a fleet on one Redis) acknowledge when W writers each keep a window
+/// of changes in flight on their own connection — pipelining, as a busy
+/// client library would. Writers are spread over the given ports in turn;
+/// each writes its own room (`--rooms own`) or all write one (`--rooms one`,
+/// where daemons of a fleet race for the same revisions).
+struct WriterOptions {
+    var host = "127.0.0.1"
+    var ports: [Int] = [7878]
+    var writers = 10
+    /// Changes each writer has sent and not yet seen answered, at most.
+    var window = 64
+    /// Acknowledged changes timed, in all (after `warmup` per writer).
+    var changes = 20_000
+    var warmup = 200
+    var sharedRoom = false
+    /// Processes whose CPU time is summed over the timed part (daemons, Redis).
+    var pids: [Int32] = []
+    var label = "navsync"
+    var timeoutSeconds: UInt64 = 120
+    var jsonPath: String?
+
+    static let usage = """
+        usage: navsync-bench writers [options]
+          --host ADDR --ports P1,P2,...   daemons; writer i uses port i mod count (default 127.0.0.1:7878)
+          -w N                            writer connections (default 10)
+          --window N                      changes in flight per writer (default 64)
+          --changes N                     acknowledged changes timed in all (default 20000)
+          --warmup N                      untimed changes per writer first (default 200)
+          --rooms own|one                 a room per writer, or all in one room (default own)
+          --pids P1,P2,...                processes whose CPU is summed (daemons, redis)
+          --label NAME                    name of the row (default navsync)
+          --timeout S --json FILE
+        """
+
+    static let spec = CommandLineSpec(
+        valued: ["host", "ports", "writers", "window", "changes", "warmup", "rooms", "pids", "label", "timeout", "json"],
+        switches: [], shortAliases: ["w": "writers"])
+
+    static func parse(_ arguments: [String]) throws(CommandLineSpec.UsageError) -> WriterOptions {
+        let parsed = try spec.parse(arguments)
+        var options = WriterOptions()
+        func number(_ flag: String) throws(CommandLineSpec.UsageError) -> Int? {
+            guard let text = parsed.last(flag) else { return nil }
+            return try CommandLineSpec.positiveInt(text, flag: flag, minimum: 1)
+        }
+        func list(_ flag: String) throws(CommandLineSpec.UsageError) -> [Int]? {
+            guard let text = parsed.last(flag) else { return nil }
+            var values: [Int] = []
+            for part in text.split(separator: ",") {
+                values.append(try CommandLineSpec.positiveInt(String(part), flag: flag, minimum: 1))
+            }
+            guard !values.isEmpty else { throw CommandLineSpec.UsageError("--\(flag) needs at least one value") }
+            return values
+        }
+        options.host = parsed.last("host") ?? options.host
+        options.ports = try list("ports") ?? options.ports
+        options.writers = try number("writers") ?? options.writers
+        options.window = try number("window") ?? options.window
+        options.changes = try number("changes") ?? options.changes
+        options.warmup = try number("warmup") ?? options.warmup
+        options.pids = try list("pids")?.map { Int32($0) } ?? []
+        options.label = parsed.last("label") ?? options.label
+        options.timeoutSeconds = try number("timeout").map { UInt64($0) } ?? options.timeoutSeconds
+        options.jsonPath = parsed.last("json")
+        switch parsed.last("rooms") ?? "own" {
+        case "own": options.sharedRoom = false
+        case "one": options.sharedRoom = true
+        case let other: throw CommandLineSpec.UsageError("--rooms must be own or one, not \(other)")
+        }
+        return options
+    }
+}
+
+/// What one writers run measured.
+struct WritersResult: Codable {
+    var label = ""
+    var writers = 0
+    var window = 0
+    var daemons = 0
+    var sharedRoom = false
+    var changes = 0
+    var seconds = 0.0
+    var changesPerSecond = 0.0
+    /// CPU of `--pids` (summed) per acknowledged change, microseconds.
+    var serverCPUMicrosPerChange: Double?
+    var errors = 0
+    var loadBefore = ""
+}
+
+/// Drives the writers: connect all, join rooms, warm up, then time until
+/// `changes` acknowledgements in all. Single-threaded, on the loop.
+final class WritersRun {
+    private final class Writer {
+        let connection: StreamConnection
+        var scanner = LineScanner()
+        var inFlight = 0
+        var acknowledged = 0
+        var screen = 0
+        init(connection: StreamConnection) { self.connection = connection }
+    }
+
+    private let loop: EventLoop
+    private let options: WriterOptions
+    private let finish: (Result<WritersResult, BenchError>) -> Void
+    private var writers: [Writer] = []
+    private var ready = 0
+    private var timing = false
+    private var timedAcknowledged = 0
+    private var startedAt: UInt64 = 0
+    private var cpuAtStart: UInt64 = 0
+    private var errors = 0
+    private var done = false
+    private var result = WritersResult()
+
+    init(loop: EventLoop, options: WriterOptions, finish: @escaping (Result<WritersResult, BenchError>) -> Void) {
+        self.loop = loop
+        self.options = options
+        self.finish = finish
+    }
+
+    func start() {
+        result.label = options.label
+        result.writers = options.writers
+        result.window = options.window
+        result.daemons = options.ports.count
+        result.sharedRoom = options.sharedRoom
+        result.loadBefore = ProcStats.loadAverage()
+        let deadline = LoopTimer(loop: loop)
+        deadline.unref()
+        deadline.start(afterMilliseconds: options.timeoutSeconds * 1000) { [unowned self] in
+            self.fail("timed out after \(self.options.timeoutSeconds) s (\(self.timedAcknowledged) changes timed)")
+        }
+        for index in 0..<options.writers { connect(index) }
+    }
+
+    private func connect(_ index: Int) {
+        let port = options.ports[index % options.ports.count]
+        StreamConnection.connectTCP(loop: loop, host: options.host, port: port) { [unowned self] outcome in
+            switch outcome {
+            case .failure(let error):
+                self.fail("writer \(index) cannot connect to port \(port): \(error)")
+            case .success(let connection):
+                let writer = Writer(connection: connection)
+                self.writers.append(writer)
+                connection.setNoDelay(true)
+                connection.onRead = { [unowned self, unowned writer] bytes in self.read(writer, bytes) }
+                connection.onEnd = { [unowned self] end in self.fail("a daemon closed writer \(index): \(end)") }
+                connection.startReading()
+                let room = self.options.sharedRoom ? "wbench" : "wbench\(index)"
+                // The JOIN's STATE reply is not an acknowledgement; counted apart by its first byte.
+                connection.write([Array("JOIN \(room)\n".utf8)])
+            }
+        }
+    }
+
+    private func read(_ writer: Writer, _ bytes: UnsafeRawBufferPointer) {
+        var answered = 0
+        var joined = false
+        var failedLines = 0
+        writer.scanner.scan(bytes) { b0, _ in
+            switch b0 {
+            case UInt8(ascii: "O"): answered += 1
+            case UInt8(ascii: "S"): joined = true
+            default: failedLines += 1
+            }
+        }
+        // An ERR (unavailable, a retry limit) counts against the run; the change is not retried.
+        errors += failedLines
+        if joined {
+            ready += 1
+            if ready == options.writers { beginAll() }
+            return
+        }
+        writer.inFlight -= answered + failedLines
+        writer.acknowledged += answered
+        if timing {
+            timedAcknowledged += answered
+            if timedAcknowledged >= options.changes {
+                complete()
+                return
+            }
+        } else if ready == options.writers && writers.allSatisfy({ $0.acknowledged >= options.warmup }) {
+            startTiming()
+        }
+        refill(writer)
+    }
+
+    private func beginAll() {
+        for writer in writers { refill(writer) }
+    }
+
+    private func startTiming() {
+        timing = true
+        startedAt = ProcStats.nowNanoseconds()
+        cpuAtStart = options.pids.compactMap(ProcStats.schedCPUNanoseconds).reduce(0, +)
+    }
+
+    /// Tops the writer's window up in one write.
+    private func refill(_ writer: Writer) {
+        guard !done, writer.inFlight < options.window else { return }
+        var bytes: [UInt8] = []
+        while writer.inFlight < options.window {
+            writer.inFlight += 1
+            writer.screen = 1 - writer.screen
+            bytes += Array("SELECT \(Wire.screens[writer.screen])\n".utf8)
+        }
+        writer.connection.write([bytes])
+    }
+
+    private func complete() {
+        guard !done else { return }
+        done = true
+        let seconds = Double(ProcStats.nowNanoseconds() - startedAt) / 1e9
+        result.changes = timedAcknowledged
+        result.seconds = seconds
+        result.changesPerSecond = Double(timedAcknowledged) / seconds
+        if !options.pids.isEmpty {
+            let cpu = options.pids.compactMap(ProcStats.schedCPUNanoseconds).reduce(0, +)
+            result.serverCPUMicrosPerChange = Double(cpu &- cpuAtStart) / 1000 / Double(timedAcknowledged)
+        }
+        result.errors = errors
+        finish(.success(result))
+    }
+
+    private func fail(_ message: String) {
+        guard !done else { return }
+        done = true
+        finish(.failure(BenchError(description: message)))
+    }
+}
+
+/// `navsync-bench writers ...` from main.
+func runWriters(_ arguments: [String]) -> Never {
+    let options: WriterOptions
+    do {
+        options = try WriterOptions.parse(arguments)
+    } catch {
+        die("writers: \(error)\n\(WriterOptions.usage)", status: 64)
+    }
+    let loop: EventLoop
+    do {
+        loop = try EventLoop()
+    } catch {
+        die("cannot start the event loop: \(error)")
+    }
+    var summary = ""
+    var errors = 0
+    let describe = { (result: WritersResult) -> String in
+        errors = result.errors
+        let cpu = result.serverCPUMicrosPerChange.map { ", server CPU \(format($0, 1)) us/change" } ?? ""
+        return "\(result.label): \(result.writers) writers x window \(result.window) on \(result.daemons) daemon(s), "
+            + "\(result.sharedRoom ? "one room" : "a room each"): \(Int(result.changesPerSecond.rounded())) changes/s"
+            + "\(cpu), \(result.errors) errors"
+    }
+    if let failure = runUntilDone(loop, json: options.jsonPath, summary: describe, &summary, {
+        WritersRun(loop: loop, options: options, finish: $0).start
+    }) {
+        die("writers: \(failure)")
+    }
+    print(summary)
+    exit(errors == 0 ? 0 : 2)
+}
