@@ -492,8 +492,10 @@ public struct SyncClient {
             // A protocol 1.0 daemon has no MESSAGES: the catalog simply has none.
             actions.append(.note(.catalog(catalog)))
         case (.resume, .error):
-            // A protocol 1.0 daemon refuses `WATCH <rev>`: watch afresh instead.
-            // The plain WATCH takes the resume's place among the greetings.
+            // A protocol 1.0 daemon refuses `WATCH <rev>`: watch afresh instead,
+            // which is a resync. The plain WATCH takes the resume's place among
+            // the greetings.
+            lastResume = .resynced
             pending.append(Pending(purpose: .watch(resync: false), expectation: .state, sentAt: now))
             return [.send(Verb.watch.line() + "\n")]
         case (let purpose, .error(let error)) where purpose.isGreeting:

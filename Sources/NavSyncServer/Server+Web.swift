@@ -79,35 +79,38 @@ extension Server {
         return text
     }
 
-    /// The room as JSON: `{"room","rev","route","stack","sheets"}`, entries
-    /// bottom first, `data` absent when there is none. The name must be valid.
+    /// The room as JSON: `{"room","rev","route","stack","sheets"}` in that
+    /// order, entries bottom first, `data` absent when there is none. The
+    /// name must be valid.
     public func roomJSON(_ name: String) -> [UInt8] {
-        let state = state(of: name)
-        let document = RoomDocument(room: name, rev: state.revision, route: state.route,
-                                    stack: state.stack.map(RoomDocument.Entry.init),
-                                    sheets: state.sheets.map(RoomDocument.Entry.init))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding plain strings and integers cannot fail.
-        return Array((try? encoder.encode(document)) ?? Data("{}".utf8))
+        Array(RoomDocument.json(room: name, state: state(of: name)).utf8)
     }
 }
 
-/// `/rooms/NAME`'s body (keys written sorted, so the output is stable).
-struct RoomDocument: Encodable {
-    struct Entry: Encodable {
-        var screen: String
-        var data: String?
+/// `/rooms/NAME`'s body. Foundation's encoder on Linux writes an object's
+/// keys in no fixed order (or sorted), so the object is put together here
+/// in the order the contract shows, and only the strings go through Codable
+/// (which escapes them).
+enum RoomDocument {
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
 
-        init(_ entry: RouteEntry) {
-            screen = entry.screen
-            data = entry.data
-        }
+    static func json(room: String, state: RoomState) -> String {
+        "{\"room\":\(quoted(room)),\"rev\":\(state.revision),\"route\":\(quoted(state.route)),"
+            + "\"stack\":\(entries(state.stack)),\"sheets\":\(entries(state.sheets))}"
     }
 
-    var room: String
-    var rev: UInt64
-    var route: String
-    var stack: [Entry]
-    var sheets: [Entry]
+    private static func entries(_ entries: [RouteEntry]) -> String {
+        "[" + entries.map { entry in
+            "{\"screen\":\(quoted(entry.screen))" + (entry.data.map { ",\"data\":\(quoted($0))" } ?? "") + "}"
+        }.joined(separator: ",") + "]"
+    }
+
+    /// A JSON string literal; encoding a String cannot fail.
+    private static func quoted(_ text: String) -> String {
+        String(decoding: (try? encoder.encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+    }
 }

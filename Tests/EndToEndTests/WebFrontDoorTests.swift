@@ -99,8 +99,12 @@ final class WebFrontDoorTests: XCTestCase {
         let withSheet = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(try http.get("/rooms/main").body)) as? [String: Any])
         XCTAssertEqual(withSheet["route"] as? String, "/green/blue:hi#blue:a%20note")
         XCTAssertEqual(withSheet["sheets"] as? [[String: String]], [["screen": "blue", "data": "a note"]])
+        XCTAssertEqual(try http.get("/rooms/main").text,
+                       #"{"room":"main","rev":3,"route":"/green/blue:hi#blue:a%20note","stack":[{"screen":"green"},"#
+                       + #"{"screen":"blue","data":"hi"}],"sheets":[{"screen":"blue","data":"a note"}]}"#,
+                       "the keys in the order docs/PROTOCOL.md shows")
         let untouched = try http.get("/rooms/else")
-        XCTAssertTrue(untouched.text.contains("\"rev\":0") && untouched.text.contains("\"route\":\"/red\""), untouched.text)
+        XCTAssertEqual(untouched.text, #"{"room":"else","rev":0,"route":"/red","stack":[{"screen":"red"}],"sheets":[]}"#)
 
         XCTAssertEqual(try http.get("/rooms/bad!name").status, 400)
         XCTAssertEqual(try http.get("/nope").status, 404)

@@ -368,6 +368,7 @@ final class SyncClientTests: XCTestCase {
         XCTAssertEqual(h.client.link, .handshaking, "the refusal is not the end of the greeting")
         h.receive("STATE 3 /red")
         XCTAssertEqual(h.takeNotes(), [.snapshot(state(3, "/red"), .connected), .link(.live)])
+        XCTAssertEqual(h.client.lastResume, .resynced, "a fresh watch is a resync, whatever the last reconnect was")
     }
 
     func test_messages_refusedByAVersion1Daemon_meanNoMessages_notAFailure() {
