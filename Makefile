@@ -8,7 +8,7 @@ BIN := .build/release
 DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libhiredis-dev redis-server netcat-openbsd tmux iproute2
 ARGS ?=
 
-.PHONY: all deps build run test test-sanitizers fuzz test-unit test-e2e test-netcat demo clean help bench bench-compare
+.PHONY: all deps build run test test-sanitizers fuzz test-unit test-e2e test-netcat demo clean help bench bench-compare bench-fleet
 
 all: build
 
@@ -17,6 +17,7 @@ help:
 	@echo "make test    build and run every test"
 	@echo "make demo    daemon + three terminal clients + a netcat driver in tmux; window abc: the Swift library"
 	@echo "make bench   fan-out benchmark vs Redis/NATS (docs/PERFORMANCE.md)"
+	@echo "make bench-fleet  three daemons on one Redis beside one daemon (docs/BACKPLANE.md)"
 	@echo "make bench-compare BASE=REV  the same, with navsyncd built at REV as 'baseline' rows beside this build"
 	@echo "make test-sanitizers  unit tests under ASan and TSan, the ASan daemon under stress"
 	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files (FUZZ_SECONDS=60 each)"
@@ -71,6 +72,11 @@ bench: build
 	bench/run.sh
 	bench/kit.sh $(BIN)
 	bench/restart.sh $(BIN)
+
+# Three daemons on one Redis beside one daemon: fan-out to 1,000-30,000
+# watchers and changes/s from pipelining writers (bench/fleet.sh, docs/BACKPLANE.md).
+bench-fleet: build
+	bench/fleet.sh
 
 # The benchmark with an older navsyncd (git revision BASE) measured in the same
 # run as this build, as `baseline` rows and ratios (bench/compare.sh).

@@ -63,6 +63,12 @@ final class Bench {
     private var cpuMark = CPUMark()
     private var result = RunResult()
     private let timer: LoopTimer
+    /// Leader of helper processes (`--helpers`), or a helper's link to its leader (`--leader`).
+    private var helperLink: HelperLink?
+    private var reporter: HelperReporter?
+    private var isHelper: Bool { options.leaderPort != nil }
+    /// This process's watchers and every helper's.
+    private var totalWatchers: Int { options.watchers + (helperLink?.watchers ?? 0) }
 
     init(loop: EventLoop, options: BenchOptions, finish: @escaping (Result<RunResult, BenchError>) -> Void) {
         self.loop = loop
@@ -92,7 +98,53 @@ final class Bench {
             self.fail("timed out after \(self.options.timeoutSeconds) s in phase \(self.phase)"
                 + " (subscribed \(self.subscribedCount)/\(self.options.watchers), reached \(self.reachedCount))")
         }
+        if let leader = options.leaderPort {
+            connectLeader(leader, attempt: 1)
+            return
+        }
+        if options.helpers > 0 {
+            do {
+                helperLink = try HelperLink(loop: loop, listenPort: options.controlPort, changed: { [unowned self] in
+                    self.helpersMoved()
+                }, failed: { [unowned self] why in self.fail(why) })
+            } catch {
+                fail("cannot listen for helpers on port \(options.controlPort): \(error)")
+                return
+            }
+        }
         connectActor(attempt: 1)
+    }
+
+    /// A helper: reaches its leader (which may still be starting: retried for 10 s), then connects its watchers.
+    private func connectLeader(_ leader: Int, attempt: Int) {
+        StreamConnection.connectTCP(loop: loop, host: "127.0.0.1", port: leader) { [unowned self] outcome in
+            guard case .success(let connection) = outcome else {
+                guard attempt < 100 else {
+                    self.fail("cannot reach the leader on port \(leader)")
+                    return
+                }
+                self.timer.start(afterMilliseconds: 100) { [unowned self] in self.connectLeader(leader, attempt: attempt + 1) }
+                return
+            }
+            let reporter = HelperReporter(connection: connection, watchers: self.options.watchers)
+            reporter.onTallyRequest = { [unowned self] changes in
+                self.changesSent = changes
+                self.complete()
+            }
+            connection.onEnd = { [unowned self] _ in self.fail("the leader went away") }
+            self.reporter = reporter
+            self.connectStartedAt = ProcStats.nowNanoseconds()
+            self.connectMore()
+        }
+    }
+
+    /// A helper reported: subscriptions, a count reached, or its tally.
+    private func helpersMoved() {
+        switch phase {
+        case .connecting: allSubscribedMaybe()
+        case .done: if helperLink?.talliesIn == true { complete() }
+        default: checkStepDone()
+        }
     }
 
     private func fail(_ message: String) {
@@ -135,7 +187,7 @@ final class Bench {
         if !hello.isEmpty { connection.write([hello]) }
         // Give the server a moment to settle after accepting the actor.
         timer.start(afterMilliseconds: 200) { [unowned self] in
-            self.result.rssBeforeKiB = self.options.pid.flatMap { ProcStats.statusKilobytes(pid: $0, field: "VmRSS") }
+            self.result.rssBeforeKiB = ProcStats.statusKilobytes(pids: self.options.pids, field: "VmRSS")
             self.progress("connecting \(self.options.watchers) watchers")
             self.connectStartedAt = ProcStats.nowNanoseconds()
             self.lastProgressAt = self.connectStartedAt
@@ -148,7 +200,9 @@ final class Bench {
         while connectsInFlight < options.connectBatch && connectsStarted < options.watchers {
             connectsStarted += 1
             connectsInFlight += 1
-            StreamConnection.connectTCP(loop: loop, host: options.host, port: options.port) { [unowned self] outcome in
+            let ports = options.watcherPorts.isEmpty ? [options.port] : options.watcherPorts
+            let port = ports[connectsStarted % ports.count]
+            StreamConnection.connectTCP(loop: loop, host: options.host, port: port) { [unowned self] outcome in
                 self.connectsInFlight -= 1
                 guard self.phase == .connecting else {
                     if case .success(let connection) = outcome { connection.close() }
@@ -187,16 +241,28 @@ final class Bench {
             progress("\(subscribedCount) subscribed")
         }
         guard subscribedCount == options.watchers, phase == .connecting else { return }
+        if let reporter {
+            reporter.subscribed()
+            phase = .closedLoop
+            return
+        }
+        allSubscribedMaybe()
+    }
+
+    /// Own watchers and every helper's are subscribed: on to the changes.
+    private func allSubscribedMaybe() {
+        guard subscribedCount == options.watchers, phase == .connecting,
+              (helperLink?.helpersSubscribed ?? 0) == options.helpers else { return }
         let now = ProcStats.nowNanoseconds()
         result.connectSeconds = Double(now - connectStartedAt) / 1e9
         result.connectFailures = connectFailures
-        progress("all \(options.watchers) subscribed in \(format(result.connectSeconds, 2)) s")
+        progress("all \(totalWatchers) subscribed in \(format(result.connectSeconds, 2)) s")
         phase = .settling
         timer.start(afterMilliseconds: options.settleMilliseconds) { [unowned self] in
-            if let pid = self.options.pid {
-                self.result.rssIdleKiB = ProcStats.statusKilobytes(pid: pid, field: "VmRSS")
+            if !self.options.pids.isEmpty {
+                self.result.rssIdleKiB = ProcStats.statusKilobytes(pids: self.options.pids, field: "VmRSS")
                 if let before = self.result.rssBeforeKiB, let after = self.result.rssIdleKiB {
-                    self.result.rssPerWatcherBytes = Double(after - before) * 1024 / Double(self.options.watchers)
+                    self.result.rssPerWatcherBytes = Double(after - before) * 1024 / Double(self.totalWatchers)
                 }
             }
             self.phase = .warmup
@@ -214,6 +280,7 @@ final class Bench {
             switch wire.watcherLine(b0, b1) {
             case .event:
                 watcher.events += 1
+                reporter?.watcherHolds(watcher.events)
             case .subscribed:
                 if watcher.subscribed {
                     resyncs += 1
@@ -276,7 +343,7 @@ final class Bench {
     }
 
     private func startRound() {
-        if phase == .closedLoop && roundsDone == 0 { cpuMark = CPUMark(pid: options.pid) }
+        if phase == .closedLoop && roundsDone == 0 { cpuMark = CPUMark(pids: options.pids) }
         let bytes = nextChange()
         target = changesSent
         reachedCount = 0
@@ -295,8 +362,14 @@ final class Bench {
 
     /// A round or burst is over when every watcher has the target count and the actor has every acknowledgement.
     private func checkStepDone() {
-        guard reachedCount == options.watchers,
+        guard !isHelper, reachedCount == options.watchers,
               actorAcknowledgements >= changesSent * wire.acknowledgementsPerChange else { return }
+        if let helperLink {
+            let (all, at) = helperLink.reached(target)
+            guard all else { return }
+            lastReachedAt = max(lastReachedAt, at)
+            helperLink.forget(below: target + 1)
+        }
         switch phase {
         case .warmup:
             roundsDone += 1
@@ -313,7 +386,7 @@ final class Bench {
             if roundsDone < options.rounds {
                 startRound()
             } else {
-                let cpu = cpuMark.elapsed(pid: options.pid)
+                let cpu = cpuMark.elapsed(pids: options.pids)
                 result.closedFirstMicros = Percentiles(firstLatencies)
                 result.closedLastMicros = Percentiles(lastLatencies)
                 result.closedBenchCPUMicrosPerChange = cpu.benchNanoseconds / 1000 / Double(options.rounds)
@@ -321,18 +394,18 @@ final class Bench {
                 progress("closed loop: last watcher p50 \(format(result.closedLastMicros.p50 / 1000, 3)) ms, p99 \(format(result.closedLastMicros.p99 / 1000, 3)) ms")
                 phase = .burst
                 progress("bursts of \(options.burstSize) changes")
-                cpuMark = CPUMark(pid: options.pid)
+                cpuMark = CPUMark(pids: options.pids)
                 startBurst()
             }
         case .burst:
             burstDurations.append(Double(lastReachedAt - roundStartedAt) / 1e9)
-            let deliveries = burstDurations.count * options.burstSize * options.watchers
+            let deliveries = burstDurations.count * options.burstSize * totalWatchers
             if burstDurations.count < options.maxBursts
                 && burstDurations.reduce(0, +) < options.maxBurstSeconds
                 && (burstDurations.count < options.minBursts || deliveries < options.minBurstDeliveries) {
                 startBurst()
             } else {
-                let cpu = cpuMark.elapsed(pid: options.pid)
+                let cpu = cpuMark.elapsed(pids: options.pids)
                 let seconds = burstDurations.reduce(0, +)
                 result.bursts = burstDurations.count
                 result.burstDeliveries = deliveries
@@ -353,10 +426,17 @@ final class Bench {
     }
 
     private func complete() {
+        if let helperLink, phase != .done {
+            // The helpers' watchers are counted too before the run ends.
+            phase = .done
+            helperLink.askTallies(changes: changesSent)
+            return
+        }
         phase = .done
-        if let pid = options.pid {
-            result.rssPeakKiB = ProcStats.statusKilobytes(pid: pid, field: "VmHWM")
-            result.rssEndKiB = ProcStats.statusKilobytes(pid: pid, field: "VmRSS")
+        if let helperLink, !helperLink.talliesIn { return }
+        if !options.pids.isEmpty {
+            result.rssPeakKiB = ProcStats.statusKilobytes(pids: options.pids, field: "VmHWM")
+            result.rssEndKiB = ProcStats.statusKilobytes(pids: options.pids, field: "VmRSS")
         }
         var lost = 0
         var extra = 0
@@ -364,12 +444,27 @@ final class Bench {
             if watcher.events < changesSent { lost += changesSent - watcher.events }
             if watcher.events > changesSent { extra += watcher.events - changesSent }
         }
+        result.n = totalWatchers
         result.changes = changesSent
         result.lostEvents = lost
         result.extraEvents = extra
         result.errors = errors
         result.resyncs = resyncs
+        for peer in helperLink?.peers ?? [] {
+            guard let tally = peer.tally else { continue }
+            result.lostEvents += tally.lost
+            result.extraEvents += tally.extra
+            result.errors += tally.errors
+            result.resyncs += tally.resyncs
+        }
         result.loadAfter = ProcStats.loadAverage()
+        if let reporter {
+            reporter.tally(lost: lost, extra: extra, errors: errors, resyncs: resyncs)
+            // A moment for the tally to leave before the process exits.
+            timer.start(afterMilliseconds: 100) { [unowned self] in self.finish(.success(self.result)) }
+            return
+        }
+        helperLink?.close()
         finish(.success(result))
     }
 }
@@ -378,7 +473,7 @@ struct BenchError: Error, CustomStringConvertible {
     let description: String
 }
 
-/// CPU counters at the start of a measured phase.
+/// CPU counters at the start of a measured phase (the server's: summed over its processes).
 struct CPUMark {
     var bench: UInt64 = 0
     var daemon: UInt64?
@@ -386,14 +481,19 @@ struct CPUMark {
 
     init() {}
 
-    init(pid: Int32?) {
+    init(pids: [Int32]) {
         bench = ProcStats.ownCPUNanoseconds()
-        daemon = pid.flatMap(ProcStats.schedCPUNanoseconds)
-        daemonStat = pid.flatMap(ProcStats.statCPUNanoseconds)
+        daemon = Self.sum(pids.map(ProcStats.schedCPUNanoseconds))
+        daemonStat = Self.sum(pids.map(ProcStats.statCPUNanoseconds))
     }
 
-    func elapsed(pid: Int32?) -> (benchNanoseconds: Double, daemonNanoseconds: Double?, daemonStatNanoseconds: Double?) {
-        let now = CPUMark(pid: pid)
+    private static func sum(_ values: [UInt64?]) -> UInt64? {
+        guard !values.isEmpty, values.allSatisfy({ $0 != nil }) else { return nil }
+        return values.reduce(0) { $0 + $1! }
+    }
+
+    func elapsed(pids: [Int32]) -> (benchNanoseconds: Double, daemonNanoseconds: Double?, daemonStatNanoseconds: Double?) {
+        let now = CPUMark(pids: pids)
         let daemonNs = zip2(daemon, now.daemon).map { Double($1 &- $0) }
         let statNs = zip2(daemonStat, now.daemonStat).map { Double($1 &- $0) }
         return (Double(now.bench - bench), daemonNs, statNs)

@@ -8,8 +8,16 @@ struct BenchOptions {
     var label: String?
     var host = "127.0.0.1"
     var port = 7878
-    /// The server's PID, for RSS and CPU figures from /proc; nil skips them.
-    var pid: Int32?
+    /// The server's PIDs (a fleet: its daemons and Redis), for RSS and CPU
+    /// figures from /proc, summed; empty skips them.
+    var pids: [Int32] = []
+    /// Ports the watchers use in turn (a fleet's daemons); empty: `port`.
+    var watcherPorts: [Int] = []
+    /// Leader: helper processes holding more watchers, and where they report.
+    var helpers = 0
+    var controlPort = 0
+    /// Helper: the leader's control port (no actor; watchers only).
+    var leaderPort: Int?
     /// Watcher connections.
     var watchers = 1000
     /// Closed-loop changes measured (after `warmup` unmeasured ones).
@@ -49,7 +57,10 @@ struct BenchOptions {
           --system navsync|navsync-ws|redis|nats|floor   protocol to speak (default navsync)
           --label NAME                        name the result NAME (e.g. baseline) instead of the system
           --host ADDR --port N                server address (default 127.0.0.1:7878)
-          --pid PID                           server process, for RSS and CPU from /proc
+          --pid PID                           server process, for RSS and CPU from /proc (repeatable: summed)
+          --ports P1,P2,...                   watchers connect to these in turn (a fleet); the actor to --port
+          --helpers N --control-port C        leader: wait for N helper processes reporting on 127.0.0.1:C
+          --leader C                          helper: hold -n watchers and report to the leader on port C
           -n N                                watcher connections (default 1000)
           -m M                                closed-loop changes measured (default 300)
           --warmup N                          unmeasured changes first (default 10)
@@ -66,7 +77,7 @@ struct BenchOptions {
 
     /// `-n`, `-m` and `-k` are short for `--watchers`, `--rounds` and `--burst`.
     static let spec = CommandLineSpec(
-        valued: ["system", "label", "host", "port", "pid", "watchers", "rounds", "warmup", "burst", "burst-deliveries",
+        valued: ["system", "label", "host", "port", "pid", "ports", "helpers", "control-port", "leader", "watchers", "rounds", "warmup", "burst", "burst-deliveries",
                  "min-bursts", "max-bursts", "max-burst-seconds", "connect-batch", "timeout", "run", "json"],
         switches: ["quiet", "help"],
         shortAliases: ["n": "watchers", "m": "rounds", "k": "burst", "h": "help"])
@@ -90,7 +101,17 @@ struct BenchOptions {
         options.label = parsed.last("label") ?? options.label
         options.host = parsed.last("host") ?? options.host
         options.port = try number("port") ?? options.port
-        options.pid = try number("pid").map { Int32($0) } ?? options.pid
+        for text in parsed.values("pid") {
+            options.pids.append(Int32(try CommandLineSpec.positiveInt(text, flag: "pid", minimum: 1)))
+        }
+        if let text = parsed.last("ports") {
+            for part in text.split(separator: ",") {
+                options.watcherPorts.append(try CommandLineSpec.positiveInt(String(part), flag: "ports", minimum: 1))
+            }
+        }
+        options.helpers = try number("helpers") ?? 0
+        options.controlPort = try number("control-port") ?? 0
+        options.leaderPort = try number("leader", minimum: 1)
         options.watchers = try number("watchers", minimum: 1) ?? options.watchers
         options.rounds = try number("rounds", minimum: 1) ?? options.rounds
         options.warmup = try number("warmup") ?? options.warmup

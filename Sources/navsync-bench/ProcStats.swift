@@ -55,6 +55,13 @@ enum ProcStats {
         return nil
     }
 
+    /// The sum of a `kB` figure over several processes; nil when any is unreadable or none given.
+    static func statusKilobytes(pids: [Int32], field: String) -> Int? {
+        let values = pids.map { statusKilobytes(pid: $0, field: field) }
+        guard !values.isEmpty, values.allSatisfy({ $0 != nil }) else { return nil }
+        return values.reduce(0) { $0 + $1! }
+    }
+
     /// utime + stime of every thread, live or gone, from `/proc/PID/stat`, in nanoseconds
     /// (resolution one clock tick, usually 10 ms).
     static func statCPUNanoseconds(pid: Int32) -> UInt64? {
