@@ -1,7 +1,8 @@
 /// The one step in Redis per change: a Redis function, loaded at every
 /// (re)connection with `FUNCTION LOAD REPLACE` and called with `FCALL`, that
 /// checks the fleet's epoch and the room's revision, appends the event to
-/// the room's history stream (trimmed to about `--history` entries), stores
+/// the room's history stream (trimmed to `--history` entries and
+/// `--history-bytes`), stores
 /// the new state, and publishes the event — all or nothing, because Redis
 /// runs a function without interleaving anything else. With an empty new
 /// route it only reports the room's state (a read that is checked against
@@ -22,7 +23,33 @@ enum ChangeFunction {
         -- KEYS: room state hash, room history stream, fleet room set, fleet epoch
         -- ARGV: epoch, room, expected rev, expected tag ('*' = any), new route
         --       ('' = report only), op, new rev, new tag, history length,
-        --       max rooms, changes channel
+        --       max rooms, changes channel, history bytes
+        local function entry_bytes(fields)
+          local n = 0
+          for i = 2, #fields, 2 do n = n + #fields[i] end
+          return n
+        end
+        -- Drops the oldest history entries while the stream holds more than
+        -- `count` entries or `bytes` bytes (op, route and tag of each entry,
+        -- summed in the state hash's `hbytes`); the newest always stays.
+        local function trim(keys, count, bytes)
+          local length = redis.call('XLEN', keys[2])
+          local held = tonumber(redis.call('HGET', keys[1], 'hbytes') or '0')
+          if length <= count and held <= bytes then return end
+          local want = math.max(length - count, 0) + 1
+          if held > bytes then want = want + 15 end
+          local oldest = redis.call('XRANGE', keys[2], '-', '+', 'COUNT', math.min(want, 64))
+          local keep = 1
+          while keep < #oldest and (length > count or held > bytes) do
+            held = held - entry_bytes(oldest[keep][2])
+            length = length - 1
+            keep = keep + 1
+          end
+          if keep > 1 then
+            redis.call('XTRIM', keys[2], 'MINID', oldest[keep][1])
+            redis.call('HSET', keys[1], 'hbytes', math.max(held, 0))
+          end
+        end
         local function change(keys, args)
           if redis.call('GET', keys[4]) ~= args[1] then
             return {'epoch'}
@@ -41,9 +68,10 @@ enum ChangeFunction {
              and redis.call('SCARD', keys[3]) >= tonumber(args[10]) then
             return {'full', rev, route, tag}
           end
-          redis.call('XADD', keys[2], 'MAXLEN', '~', args[9], args[7] .. '-0',
-                     'op', args[6], 'route', args[5], 'tag', args[8])
+          redis.call('XADD', keys[2], args[7] .. '-0', 'op', args[6], 'route', args[5], 'tag', args[8])
           redis.call('HSET', keys[1], 'rev', args[7], 'route', args[5], 'tag', args[8])
+          redis.call('HINCRBY', keys[1], 'hbytes', #args[6] + #args[5] + #args[8])
+          trim(keys, tonumber(args[9]), tonumber(args[12]))
           redis.call('SADD', keys[3], args[2])
           redis.call('PUBLISH', args[11], args[1] .. ' ' .. args[2] .. ' ' .. args[7] .. ' '
                      .. args[8] .. ' ' .. args[6] .. ' ' .. args[5])
@@ -65,12 +93,20 @@ enum ChangeFunction {
         static func exactly(_ revision: UInt64) -> Precondition { Precondition(revision: revision, tag: "*") }
     }
 
+    /// How much of a room's history its stream keeps: `--history` entries
+    /// and `--history-bytes` (op, route and tag of each entry), whichever
+    /// bound is reached first; the newest entry always stays.
+    struct HistoryBounds: Equatable, Sendable {
+        var count: Int
+        var bytes: Int
+    }
+
     /// The `FCALL` for one room: `route` nil only reports the state.
     static func call(keys: BackplaneKeys, epoch: String, room: String, expected: Precondition,
-                     route: String?, tag: String, op: String, historyLength: Int, maxRooms: Int) -> [String] {
+                     route: String?, tag: String, op: String, history: HistoryBounds, maxRooms: Int) -> [String] {
         ["FCALL", name, "4", keys.state(room), keys.history(room), keys.rooms, keys.epoch,
          epoch, room, String(expected.revision), expected.tag, route ?? "", op, String(expected.revision + 1), tag,
-         String(historyLength), String(maxRooms), keys.changesChannel]
+         String(history.count), String(maxRooms), keys.changesChannel, String(history.bytes)]
     }
 
     /// What the function answered.

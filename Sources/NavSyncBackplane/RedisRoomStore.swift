@@ -26,8 +26,10 @@ public final class RedisRoomStore: RoomStore {
     public struct Settings: Sendable {
         public var endpoint: RedisEndpoint
         public var keys: BackplaneKeys
-        /// Entries kept in each room's history stream (about: trimmed with `~`).
+        /// Entries kept in each room's history stream.
         public var historyLength: Int
+        /// Bytes kept in each room's history stream (op, route and tag of each entry).
+        public var historyBytes: Int = 1 << 20
         /// Take this daemon's catalog as the fleet's instead of refusing to start.
         public var replaceCatalog: Bool
         public var replyTimeoutMilliseconds: UInt64 = 5_000
@@ -122,6 +124,10 @@ public final class RedisRoomStore: RoomStore {
     public var unavailableReason: String? { isUp ? nil : downReason }
 
     public var persistenceName: String { "redis" }
+
+    private var historyBounds: ChangeFunction.HistoryBounds {
+        ChangeFunction.HistoryBounds(count: settings.historyLength, bytes: settings.historyBytes)
+    }
 
     public var figures: [(key: String, value: String)] {
         [("backplane", isUp ? "up" : "down"), ("backplane_outages", String(outages)),
@@ -236,7 +242,7 @@ public final class RedisRoomStore: RoomStore {
             let newTag = nextTag()
             let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: precondition,
                                            route: changed.route, tag: newTag, op: change.mutation.op,
-                                           historyLength: settings.historyLength, maxRooms: rules.maxRooms)
+                                           history: historyBounds, maxRooms: rules.maxRooms)
             let expected = base.revision
             let sent = commands.send(call) { [weak self] reply in
                 self?.answered(change, changed, tag: newTag, expected: expected, reply: reply, tries: tries)
@@ -330,7 +336,7 @@ public final class RedisRoomStore: RoomStore {
         guard let delegate, let commands, let epoch else { return }
         let room = change.room
         let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: expected, route: nil,
-                                       tag: "", op: change.mutation.op, historyLength: settings.historyLength,
+                                       tag: "", op: change.mutation.op, history: historyBounds,
                                        maxRooms: delegate.changeRules.maxRooms)
         let sent = commands.send(call) { [weak self] reply in
             guard let self, let delegate = self.delegate else { return }

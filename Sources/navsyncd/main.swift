@@ -83,8 +83,9 @@ let started = loop.nowMilliseconds
 var backplane: RedisRoomStore?
 let server: Server
 if let endpoint = options.backplane {
-    let settings = RedisRoomStore.Settings(endpoint: endpoint, keys: BackplaneKeys(prefix: options.backplanePrefix),
+    var settings = RedisRoomStore.Settings(endpoint: endpoint, keys: BackplaneKeys(prefix: options.backplanePrefix),
                                            historyLength: options.limits.historyCount, replaceCatalog: options.replaceCatalog)
+    settings.historyBytes = options.limits.historyBytes
     let store = RedisRoomStore(loop: loop, settings: settings, log: log)
     server = Server(config: config, catalog: catalog, rooms: [:], store: store, log: log,
                     secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 })

@@ -328,6 +328,37 @@ final class BackplaneTests: XCTestCase {
         XCTAssertEqual(try first.connect().requestList("SCREENS").first, "SCREEN red red green none Rot")
     }
 
+    /// The room's history stream in Redis is bounded like the daemon's own
+    /// history: by `--history` entries and by `--history-bytes`.
+    func test_fleet_historyStream_boundedByCount_andByHistoryBytes() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let byCount = try DaemonProcess(arguments: ["--backplane", redis.url, "--backplane-prefix", "count:", "--history", "5"])
+        defer { byCount.stop() }
+        let byBytes = try DaemonProcess(arguments: ["--backplane", redis.url, "--backplane-prefix", "bytes:",
+                                                    "--history", "1000", "--history-bytes", "2000"])
+        defer { byBytes.stop() }
+        let small = try byCount.connect(), large = try byBytes.connect()
+        let data = String(repeating: "x", count: 300)
+        for i in 1...30 {
+            XCTAssertEqual(try small.request("OPEN /red/blue:\(i)"), "OK \(i)")
+            XCTAssertEqual(try large.request("OPEN /red/blue:\(i)\(data)"), "OK \(i)")
+        }
+        XCTAssertEqual(try redis.cli(["XLEN", "count:{main}:history"]), "5\n", "exactly --history entries")
+        let held = Int(try redis.cli(["XLEN", "bytes:{main}:history"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        XCTAssertTrue((1...6).contains(held), "about 2000 bytes of ~320-byte entries, not --history's 1000: \(held)")
+        let bytes = Int(try redis.cli(["HGET", "bytes:{main}:state", "hbytes"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        XCTAssertTrue((1...2000).contains(bytes), "the byte count kept beside the state: \(bytes)")
+        XCTAssertTrue(try redis.cli(["XRANGE", "bytes:{main}:history", "-", "+"]).contains("blue:30"), "the newest stays")
+        // The trimmed history still serves a resume within it, on a daemon that starts later.
+        let late = try DaemonProcess(arguments: ["--backplane", redis.url, "--backplane-prefix", "bytes:",
+                                                 "--history", "1000", "--history-bytes", "2000"])
+        defer { late.stop() }
+        let resumer = try late.connect()
+        XCTAssertEqual(try resumer.request("WATCH 29"), "CONTINUE 29")
+        XCTAssertEqual(try resumer.readLine(), "EVENT 30 open /red/blue:30\(data)")
+    }
+
     func test_fleet_prefixesIsolateFleets_onOneRedis() throws {
         let redis = try RedisServerProcess()
         defer { redis.remove() }
