@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with swiftc (no SwiftPM) and runs each for a
 # bounded time. Usage:
 #   Fuzz/run.sh [SECONDS] [TARGET...]      (default: $FUZZ_SECONDS or 60; every target)
-# Targets: framer parser route catalog statefile http wsline.
+# Targets: framer parser route catalog statefile http wsline redis.
 #
 # NavSyncCore is compiled once, instrumented, as a static library; each target
 # is its own binary (its file plus FuzzSupport.swift). Work corpora, logs
@@ -14,7 +14,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-${FUZZ_SECONDS:-60}}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline)
+[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline redis)
 out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
 mkdir -p "$out/lib" "$out/bin" "$out/logs" "$out/artifacts"
 flags=(-parse-as-library -sanitize=fuzzer,address -O)
@@ -51,17 +51,33 @@ sources_for() {
         framer) file=FramerFuzz ;; parser) file=ParserFuzz ;; route) file=RouteFuzz ;;
         catalog) file=CatalogFuzz ;; statefile) file=StateFileFuzz ;;
         http) file=HTTPFuzz ;; wsline) file=WSLineFuzz ;;
+        redis) file=RedisReplyFuzz ;;
         *) echo "fuzz: unknown target $t" >&2; exit 64 ;;
     esac
     echo "$root/Fuzz/Targets/$file.swift $root/Fuzz/Targets/FuzzSupport.swift"
+    # The Redis reply reader and its replies, compiled into the target (hiredis is linked).
+    [ "$t" = redis ] && echo "$root/Sources/RedisClient/RedisReply.swift $root/Sources/RedisClient/RedisReplyReader.swift"
+    return 0
 }
 
+# CHiredis as swiftc sees it: the header SwiftPM wraps, and the library.
+mkdir -p "$out/lib/CHiredis"
+cat >"$out/lib/CHiredis/module.modulemap" <<MAP
+module CHiredis {
+    header "$root/Sources/CHiredis/include/navsync_hiredis.h"
+    link "hiredis"
+    export *
+}
+MAP
+
 for t in "${targets[@]}"; do
-    read -r -a srcs <<<"$(sources_for "$t")"
+    read -r -a srcs <<<"$(sources_for "$t" | tr '\n' ' ')"
     bin="$out/bin/fuzz-$t"
     if newer_than "$bin" "${srcs[@]}" "$lib"; then
         echo "fuzz: building $t"
-        build "$out/logs/build-$t.log" -module-name "Fuzz_$t" -I "$out/lib" -L "$out/lib" -lNavSyncCore \
+        extra=()
+        [ "$t" = redis ] && extra=(-I "$out/lib/CHiredis" -lhiredis)
+        build "$out/logs/build-$t.log" -module-name "Fuzz_$t" -I "$out/lib" -L "$out/lib" -lNavSyncCore "${extra[@]}" \
             -o "$bin" "${srcs[@]}"
     fi
 done
