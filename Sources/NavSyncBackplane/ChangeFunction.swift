@@ -1,7 +1,7 @@
 /// The one step in Redis per change: a Redis function, loaded at every
 /// (re)connection with `FUNCTION LOAD REPLACE` and called with `FCALL`, that
 /// checks the fleet's epoch and the room's revision, appends the event to
-/// the room's history stream (trimmed to `--history` entries and
+/// the room's history stream (trimmed to about `--history` entries and
 /// `--history-bytes`), stores
 /// the new state, and publishes the event — all or nothing, because Redis
 /// runs a function without interleaving anything else. With an empty new
@@ -31,14 +31,16 @@ enum ChangeFunction {
         end
         -- Drops the oldest history entries while the stream holds more than
         -- `count` entries or `bytes` bytes (op, route and tag of each entry,
-        -- summed in the state hash's `hbytes`); the newest always stays.
+        -- summed in the state hash's `hbytes`); the newest always stays. It
+        -- starts only past a slack of 1/16 and then trims in one go: entries
+        -- trimmed one by one cost Redis a walk over the deleted ones each time.
         local function trim(keys, count, bytes)
           local length = redis.call('XLEN', keys[2])
           local held = tonumber(redis.call('HGET', keys[1], 'hbytes') or '0')
-          if length <= count and held <= bytes then return end
+          if length <= count + math.floor(count / 16) and held <= bytes + math.floor(bytes / 16) then return end
           local want = math.max(length - count, 0) + 1
-          if held > bytes then want = want + 15 end
-          local oldest = redis.call('XRANGE', keys[2], '-', '+', 'COUNT', math.min(want, 64))
+          if held > bytes then want = length end
+          local oldest = redis.call('XRANGE', keys[2], '-', '+', 'COUNT', math.min(want, 256))
           local keep = 1
           while keep < #oldest and (length > count or held > bytes) do
             held = held - entry_bytes(oldest[keep][2])
@@ -93,9 +95,10 @@ enum ChangeFunction {
         static func exactly(_ revision: UInt64) -> Precondition { Precondition(revision: revision, tag: "*") }
     }
 
-    /// How much of a room's history its stream keeps: `--history` entries
-    /// and `--history-bytes` (op, route and tag of each entry), whichever
-    /// bound is reached first; the newest entry always stays.
+    /// How much of a room's history its stream keeps: about `--history`
+    /// entries and `--history-bytes` (op, route and tag of each entry),
+    /// whichever bound is reached first (trimmed when 1/16 over, back to the
+    /// bounds); the newest entry always stays.
     struct HistoryBounds: Equatable, Sendable {
         var count: Int
         var bytes: Int

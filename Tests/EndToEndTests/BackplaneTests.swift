@@ -344,11 +344,11 @@ final class BackplaneTests: XCTestCase {
             XCTAssertEqual(try small.request("OPEN /red/blue:\(i)"), "OK \(i)")
             XCTAssertEqual(try large.request("OPEN /red/blue:\(i)\(data)"), "OK \(i)")
         }
-        XCTAssertEqual(try redis.cli(["XLEN", "count:{main}:history"]), "5\n", "exactly --history entries")
+        XCTAssertEqual(try redis.cli(["XLEN", "count:{main}:history"]), "5\n", "--history entries (1/16 of slack is none here)")
         let held = Int(try redis.cli(["XLEN", "bytes:{main}:history"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        XCTAssertTrue((1...6).contains(held), "about 2000 bytes of ~320-byte entries, not --history's 1000: \(held)")
+        XCTAssertTrue((1...7).contains(held), "about 2000 bytes of ~320-byte entries, not --history's 1000: \(held)")
         let bytes = Int(try redis.cli(["HGET", "bytes:{main}:state", "hbytes"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
-        XCTAssertTrue((1...2000).contains(bytes), "the byte count kept beside the state: \(bytes)")
+        XCTAssertTrue((1...2125).contains(bytes), "the byte count kept beside the state, within 1/16 of the bound: \(bytes)")
         XCTAssertTrue(try redis.cli(["XRANGE", "bytes:{main}:history", "-", "+"]).contains("blue:30"), "the newest stays")
         // The trimmed history still serves a resume within it, on a daemon that starts later.
         let late = try DaemonProcess(arguments: ["--backplane", redis.url, "--backplane-prefix", "bytes:",
