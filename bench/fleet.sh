@@ -24,6 +24,8 @@ W=${W:-10}
 WINDOW=${WINDOW:-64}
 CHANGES=${CHANGES:-30000}
 OUT=${OUT:-bench/results/fleet}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 PORT_BASE=${PORT_BASE:-26000}
 PER_PROCESS=${PER_PROCESS:-15000}
 LOGS="$OUT/tmp"
