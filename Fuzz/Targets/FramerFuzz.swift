@@ -26,16 +26,7 @@ public func fuzzFramer(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     let oneByOne = frames(of: bytes.indices.map { bytes[$0...$0] }, maxLine: maxLine)
     require(oneByOne == expected, "byte-at-a-time matches whole", "limit \(maxLine), input \(bytes.shown)")
 
-    var random = SplitMix64(seed: seed)
-    var chunks: [ArraySlice<UInt8>] = []
-    var at = 0
-    while at < bytes.count {
-        // Mostly short chunks, sometimes empty ones, sometimes long ones.
-        let length = random.next() % 8 == 0 ? Int(random.next() % 200) : Int(random.next() % 6)
-        let end = min(bytes.count, at + length)
-        chunks.append(bytes[at..<end])
-        at = end
-    }
+    let chunks = randomChunks(bytes, seed: seed)
     let chunked = frames(of: chunks, maxLine: maxLine)
     require(chunked == expected, "random chunking matches whole",
             "limit \(maxLine), chunks \(chunks.map(\.count)), input \(bytes.shown)")

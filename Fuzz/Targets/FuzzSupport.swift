@@ -70,3 +70,18 @@ extension Array where Element == UInt8 {
         return "\(count) bytes: \(String(reflecting: text))"
     }
 }
+
+/// `bytes` cut into chunks chosen by `seed`: mostly short ones, sometimes
+/// empty ones, sometimes long ones (for targets fed as a stream arrives).
+func randomChunks(_ bytes: [UInt8], seed: UInt64) -> [ArraySlice<UInt8>] {
+    var random = SplitMix64(seed: seed)
+    var chunks: [ArraySlice<UInt8>] = []
+    var at = 0
+    while at < bytes.count {
+        let length = random.next() % 8 == 0 ? Int(random.next() % 200) : Int(random.next() % 6)
+        let end = min(bytes.count, at + length)
+        chunks.append(bytes[at..<end])
+        at = end
+    }
+    return chunks
+}

@@ -19,15 +19,7 @@ public func fuzzRedisReply(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32
     let oneByOne = read(bytes.indices.map { bytes[$0...$0] })
     require(oneByOne == whole, "byte-at-a-time matches whole", "input \(bytes.shown)\n  got \(oneByOne)\n  want \(whole)")
 
-    var random = SplitMix64(seed: seed)
-    var chunks: [ArraySlice<UInt8>] = []
-    var at = 0
-    while at < bytes.count {
-        let length = random.next() % 8 == 0 ? Int(random.next() % 200) : Int(random.next() % 6)
-        let end = min(bytes.count, at + length)
-        chunks.append(bytes[at..<end])
-        at = end
-    }
+    let chunks = randomChunks(bytes, seed: seed)
     let chunked = read(chunks)
     require(chunked == whole, "random chunking matches whole", "chunks \(chunks.map(\.count)), input \(bytes.shown)")
 
