@@ -7,6 +7,11 @@ public protocol Connection: AnyObject {
     /// Queues the chunks in order as one batch. Never calls back into the
     /// server from inside this call.
     func write(_ chunks: [[UInt8]])
+    /// Hands the transport what it takes at once and queues nothing; returns
+    /// how many leading bytes it took (all, some or none). Called only while
+    /// `queuedWriteBytes` is 0, so the order of output is kept. A transport
+    /// that cannot tell (it frames or buffers on its own) takes everything.
+    func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int
     /// Bytes handed to `write` that the transport has not yet sent.
     var queuedWriteBytes: Int { get }
     func pauseReading()

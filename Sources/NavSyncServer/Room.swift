@@ -62,6 +62,17 @@ final class Room {
         return end - turnOffsets[range.lowerBound]
     }
 
+    /// The index of the turn's event that starts at byte `offset` of
+    /// `allTurnEvents()` (the count of events when `offset` is the end).
+    func turnEventIndex(startingAt offset: Int) -> Int {
+        var low = 0, high = turnOffsets.count
+        while low < high {
+            let middle = (low + high) / 2
+            if turnOffsets[middle] < offset { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
     /// Every event of the turn as one shared buffer (the event itself when there is one).
     func allTurnEvents() -> [UInt8] {
         if let joinedTurn { return joinedTurn }

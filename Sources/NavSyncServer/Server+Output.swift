@@ -109,6 +109,8 @@ extension Server {
         let maxOutput = config.limits.maxOutputMemoryBytes
         // Output the transports took on in this flush and could not send at once.
         var grown = 0
+        // A session joined `backlogged`: its queue is not in the figure yet.
+        var backlogGrew = false
         for session in batch {
             session.inDirtyList = false
             guard !session.isEnded else { continue }
@@ -140,7 +142,12 @@ extension Server {
             }
             if let owed, session.outbox.isEmpty, owed.range.lowerBound == 0 {
                 // The usual case: one shared buffer, the same for every watcher of the room.
-                session.connection.write([owed.room.allTurnEvents()])
+                let events = owed.room.allTurnEvents()
+                if queuedBefore == 0 && heldOutputBytes + events.count > maxOutput {
+                    offerWithoutQueuing(events, of: owed.room, to: session)
+                } else {
+                    session.connection.write([events])
+                }
             } else if !session.outbox.isEmpty || owed != nil {
                 var chunks = session.outbox.map(\.bytes)
                 if let owed { chunks += owed.room.turnEvents[owed.range] }
@@ -153,6 +160,7 @@ extension Server {
             grown += max(0, queuedAfter - queuedBefore)
             if !session.inBacklogList && queuedAfter > 0 {
                 session.inBacklogList = true
+                backlogGrew = true
                 backlogged.append(session)
             }
             if session.endReason != nil {
@@ -165,7 +173,37 @@ extension Server {
         }
         for room in roomsWithTurnEvents { room.endTurn() }
         roomsWithTurnEvents.removeAll(keepingCapacity: true)
-        if !backlogged.isEmpty { keepOutputWithinBudget() }
+        // The recount walks every session with a full socket: during a burst
+        // to 10,000 watchers that is all of them, on every loop turn while
+        // their sockets drain. Between flushes the held output only shrinks,
+        // so the figure kept is an upper bound and needs no recount until
+        // output grows again, a session joins the list, it is near the bound,
+        // or a session in the list ended (the list must let go of it).
+        if !backlogged.isEmpty && (grown > 0 || backlogGrew || heldOutputBytes > maxOutput / 2 || backlogHoldsEnded) {
+            backlogHoldsEnded = false
+            keepOutputWithinBudget()
+        }
+    }
+
+    /// A watcher whose socket has taken everything so far, when queuing this
+    /// turn's events for it could take the output of all connections past
+    /// `--max-output-memory`: it gets what its socket takes at once; a line
+    /// cut short is finished (it is queued: a line is never left half sent);
+    /// the events after it are dropped and it is owed a resync, like a
+    /// watcher already behind. So such a watcher adds at most one line to
+    /// the output held, however many of them a turn reaches.
+    private func offerWithoutQueuing(_ events: [UInt8], of room: Room, to session: Session) {
+        let taken = session.connection.writeWithoutQueuing([events])
+        guard taken < events.count else { return }
+        var nextLine = taken
+        if taken > 0 && events[taken - 1] != UInt8(ascii: "\n") {
+            // Every event ends with a newline, so there is one after `taken`.
+            nextLine = (events[taken...].firstIndex(of: UInt8(ascii: "\n")) ?? events.count - 1) + 1
+            session.connection.write([Array(events[taken..<nextLine])])
+        }
+        noteEventsSkipped(room.turnEvents.count - room.turnEventIndex(startingAt: nextLine))
+        dropEvents(session, reason: "its socket is full while all connections hold \(heldOutputBytes) bytes, "
+                   + "near --max-output-memory \(config.limits.maxOutputMemoryBytes)")
     }
 
     /// Ends a session once its queued output has been flushed.
@@ -180,6 +218,7 @@ extension Server {
     func finishEnding(_ session: Session, graceful: Bool) {
         guard !session.isEnded else { return }
         session.isEnded = true
+        if session.inBacklogList { backlogHoldsEnded = true }
         detach(session)
         let reason = session.endReason ?? .peerClosed
         if reason == .busy {

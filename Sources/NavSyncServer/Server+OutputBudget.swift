@@ -24,8 +24,11 @@ extension Server {
 
     /// Called after each flush while some transport holds unsent output.
     func keepOutputWithinBudget() {
+        // Runs after every flush in which some socket was full, over every
+        // such session (all 10,000 watchers in a burst), so the usual case,
+        // under the bound, only sums and compacts: the list of candidates
+        // is built only once the bound is passed.
         var total = 0
-        var growing: [(session: Session, bytes: Int)] = []
         var kept = 0
         for session in backlogged {
             let bytes = session.isEnded ? 0 : session.pendingBytes
@@ -36,12 +39,16 @@ extension Server {
             backlogged[kept] = session
             kept += 1
             total += bytes
-            if session.watching && !session.owesResync && !session.isClosing { growing.append((session, bytes)) }
         }
         backlogged.removeLast(backlogged.count - kept)
         heldOutputBytes = total
         let bound = limits.maxOutputMemoryBytes
-        guard total > bound, !growing.isEmpty else { return }
+        guard total > bound else { return }
+        var growing: [(session: Session, bytes: Int)] = []
+        for session in backlogged where session.watching && !session.owesResync && !session.isClosing {
+            growing.append((session, session.pendingBytes))
+        }
+        guard !growing.isEmpty else { return }
         growing.sort { $0.bytes > $1.bytes }
         var growingBytes = growing.reduce(0) { $0 + $1.bytes }
         var resynced = 0

@@ -29,6 +29,8 @@ public final class Server {
     /// Sessions whose transport held unsent output after a flush: where the
     /// output memory is (see Server+OutputBudget).
     var backlogged: [Session] = []
+    /// A session in `backlogged` has ended since the last recount.
+    var backlogHoldsEnded = false
     /// Output the transports hold for all sessions, as of the last flush
     /// (kept up to date during a flush; drains between flushes are seen at
     /// the next count). Compared with `--max-output-memory`.
@@ -478,7 +480,8 @@ public final class Server {
             ("commands", String(commandsHandled)),
             ("live_sessions", String(liveSessions.value)),
             ("live_links", String(liveLinks.value)),
-            ("output_held", String(heldOutputBytes)),
+            // Counted now: the figure the flush keeps is an upper bound while sockets drain.
+            ("output_held", String(backlogged.reduce(0) { $0 + ($1.isEnded ? 0 : $1.pendingBytes) })),
             ("changes", String(changesMade)),
             ("room", session.room),
             ("max_clients", String(limits.maxClients)),

@@ -176,6 +176,24 @@ public final class StreamConnection: HandleOwner {
         }
     }
 
+    /// Offers the chunks to the kernel without blocking and queues nothing; returns how many leading
+    /// bytes it took. With writes already queued it takes none (order is kept). A failed write is
+    /// reported through `onEnd` from a later callback, and counts as everything taken (nothing more
+    /// can be sent).
+    public func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int {
+        var total = 0
+        for chunk in chunks { total += chunk.count }
+        guard let stream, !writeFailed, !writeShutDown else { return total }
+        guard uv_stream_get_write_queue_size(stream) == 0 else { return 0 }
+        switch Self.tryWrite(chunks, to: stream) {
+        case .success(let count):
+            return count
+        case .failure(let error):
+            failWrite(error)
+            return total
+        }
+    }
+
     /// Offers the chunks to the kernel without blocking and returns how many bytes it took.
     private static func tryWrite(_ chunks: [[UInt8]], to stream: UnsafeMutablePointer<uv_stream_t>) -> Result<Int, UVError> {
         var accepted = 0

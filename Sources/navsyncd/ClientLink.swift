@@ -193,6 +193,15 @@ final class ClientLink: Connection {
         }
     }
 
+    func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int {
+        // A WebSocket frames each line on its own: it takes everything, as `write` does.
+        guard web == nil else {
+            write(chunks)
+            return chunks.reduce(0) { $0 + $1.count }
+        }
+        return stream.writeWithoutQueuing(chunks)
+    }
+
     var queuedWriteBytes: Int { stream.queuedWriteBytes }
 
     func pauseReading() {

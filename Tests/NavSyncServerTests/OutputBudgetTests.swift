@@ -72,6 +72,35 @@ final class OutputBudgetTests: XCTestCase {
         XCTAssertEqual(reader.newLines().count, 2, "the reader, behind by nothing, got both events")
     }
 
+    func test_flushReachingTheBound_watchersWithEmptyQueues_getWhatTheirSocketTakesAndTheLineCutShort() throws {
+        let bound = 8_000
+        let hub = try Hub(limits: budgetLimits(maxOutput: bound))
+        let stuck = (0..<30).map { _ in hub.connect() }
+        let reader = hub.connect(), actor = hub.connect()
+        for watcher in stuck + [reader] { watcher.run("WATCH") }
+        // Each stuck socket takes 150 bytes more and then nothing; a turn of
+        // ten changes is about 1,000 bytes per watcher: 30,000 queued if
+        // every empty queue took the whole turn.
+        for watcher in stuck { watcher.connection.socketRoom = 150 }
+        let data = String(repeating: "x", count: 80)
+        for i in 1...10 { actor.send("SELECT blue \(data)\(i)") }
+        hub.flush()
+        let lineBytes = "EVENT 10 select /blue:\(data)10\n".utf8.count
+        XCTAssertLessThanOrEqual(hub.server.heldOutputBytes, bound + stuck.count * lineBytes,
+                                 "past the bound each empty queue takes at most the rest of one line")
+        let cut = stuck.filter { $0.connection.queuedWriteBytes < 1_000 - 150 }
+        XCTAssertFalse(cut.isEmpty, "the watchers reached past the bound were cut short")
+        for watcher in cut {
+            let lines = watcher.newLines()
+            XCTAssertLessThan(lines.count, 10, "not all of them")
+            XCTAssertEqual(lines, (0..<lines.count).map { "EVENT \($0 + 1) select /blue:\(data)\($0 + 1)" }, "whole lines, in order")
+        }
+        XCTAssertEqual(reader.newLines().count, 10, "the reader's socket took everything: every event")
+        actor.run("SELECT green")
+        XCTAssertTrue(cut.allSatisfy { $0.newLines().isEmpty }, "nothing more for them until their resync")
+        XCTAssertEqual(reader.newLines(), ["EVENT 11 select /green"])
+    }
+
     func test_underBudget_manyBackloggedWatchers_nothingResynced() throws {
         let hub = try Hub(limits: budgetLimits(maxOutput: 1_000_000))
         let watchers = (0..<50).map { _ in hub.connect() }

@@ -19,10 +19,34 @@ final class MemoryConnection: Connection {
     /// stays queued in the "transport".
     var holdsWrites = false
 
+    /// Set by the test to play a socket with this many bytes of room left:
+    /// it takes that much, then what is written stays queued (nil: it takes
+    /// everything, unless `holdsWrites`).
+    var socketRoom: Int?
+
+    /// How much of `count` new bytes the "socket" takes at once.
+    private func takeAtOnce(_ count: Int) -> Int {
+        guard !holdsWrites, queuedWriteBytes == 0 else { return 0 }
+        let taken = min(count, socketRoom ?? count)
+        socketRoom = socketRoom.map { $0 - taken }
+        return taken
+    }
+
     func write(_ chunks: [[UInt8]]) {
         writes.append(chunks)
         calls.append("write")
-        if holdsWrites { queuedWriteBytes += chunks.reduce(0) { $0 + $1.count } }
+        let count = chunks.reduce(0) { $0 + $1.count }
+        if holdsWrites || socketRoom != nil { queuedWriteBytes += count - takeAtOnce(count) }
+    }
+
+    func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int {
+        let all = Array(chunks.joined())
+        let taken = takeAtOnce(all.count)
+        if taken > 0 {
+            writes.append([Array(all.prefix(taken))])
+            calls.append("write")
+        }
+        return taken
     }
 
     func pauseReading() { calls.append("pause") }
