@@ -12,7 +12,8 @@ public protocol Connection: AnyObject {
     /// `queuedWriteBytes` is 0, so the order of output is kept. A transport
     /// that cannot tell (it frames or buffers on its own) takes everything.
     func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int
-    /// Bytes handed to `write` that the transport has not yet sent.
+    /// Bytes handed to `write` that the transport has not yet sent, with what
+    /// the transport spends to hold them (0 once everything is sent).
     var queuedWriteBytes: Int { get }
     func pauseReading()
     func resumeReading()

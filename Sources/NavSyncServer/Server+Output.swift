@@ -128,7 +128,11 @@ extension Server {
                     noteEventsSkipped(range.count)
                     dropEvents(session)
                 } else if queuedBefore > 0 && heldOutputBytes > maxOutput
-                            && grown > maxOutput / Self.outputBudgetGrowthShare {
+                            && (grown > maxOutput / Self.outputBudgetGrowthShare || queuedBefore >= session.queuedAfterLastFlush) {
+                    // Behind while the output of all connections is past the
+                    // bound, and either its socket has sent nothing since the
+                    // last flush (stalled: what it holds is not coming back)
+                    // or this flush already grew the queues by an eighth.
                     noteEventsSkipped(range.count)
                     dropEvents(session, reason: "behind while all connections hold over \(maxOutput) bytes (--max-output-memory)")
                 } else {
@@ -156,6 +160,7 @@ extension Server {
                 session.outboxBytes = 0
             }
             let queuedAfter = session.connection.queuedWriteBytes
+            session.queuedAfterLastFlush = queuedAfter
             heldOutputBytes += queuedAfter - queuedBefore
             grown += max(0, queuedAfter - queuedBefore)
             if !session.inBacklogList && queuedAfter > 0 {

@@ -21,6 +21,9 @@ public final class Session {
     /// Output queued during this loop turn, written as one batch by `flush`.
     var outbox: [Output] = []
     var outboxBytes = 0
+    /// What the transport still held right after this session's last flush:
+    /// a queue no smaller at the next one means its socket sent nothing since.
+    var queuedAfterLastFlush = 0
     /// Events were dropped for this watcher; a fresh STATE is owed once its
     /// socket has drained.
     var owesResync = false

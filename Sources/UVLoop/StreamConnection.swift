@@ -83,6 +83,17 @@ public final class StreamConnection: HandleOwner {
         return uv_stream_get_write_queue_size(stream)
     }
 
+    /// Memory the queued writes take: their bytes, plus for each pending `uv_write` its request
+    /// header and the allocator's own word (each queued write is one block). 0 once everything
+    /// queued has been sent, even before the completion callbacks ran.
+    public var queuedWriteMemory: Int {
+        let bytes = queuedWriteBytes
+        return bytes == 0 ? 0 : bytes + pendingWrites * (Self.writeHeaderSize + Self.allocatorOverhead)
+    }
+
+    /// What malloc adds to each block it hands out (glibc: one size word, rounded to 16).
+    private static let allocatorOverhead = 16
+
     // MARK: Reading
 
     /// Starts (or resumes) delivering bytes to `onRead`. Does nothing if already reading or after `onEnd` was called.

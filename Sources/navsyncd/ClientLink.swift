@@ -202,7 +202,9 @@ final class ClientLink: Connection {
         return stream.writeWithoutQueuing(chunks)
     }
 
-    var queuedWriteBytes: Int { stream.queuedWriteBytes }
+    // The memory, not only the bytes: with thousands of stuck watchers the
+    // request header of each queued write adds up (see --max-output-memory).
+    var queuedWriteBytes: Int { stream.queuedWriteMemory }
 
     func pauseReading() {
         serverPausedReading = true

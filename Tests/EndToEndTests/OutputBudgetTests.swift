@@ -6,9 +6,10 @@ import XCTest
 /// read (small receive buffers), one watcher that reads, and a writer
 /// pipelining changes as fast as the daemon answers. Without the global
 /// bound each stuck watcher could hold `--max-pending` (1 MiB): 5 GB. With
-/// it set to 32 MiB the output the daemon holds must stay within it (plus
-/// the eighth one flush may add), its RSS within baseline + twice it, and
-/// the reading watcher must get every event, in order, unresynced.
+/// it set to 32 MiB the output the daemon holds must stay within it (plus a
+/// line per watcher cut short), its RSS within baseline + the bound + an
+/// eighth, and the reading watcher must get every event, in order,
+/// unresynced.
 final class OutputBudgetEndToEndTests: XCTestCase {
     func test_fiveThousandStuckWatchers_fullSpeedWriter_rssWithinBound_readerGetsEveryEvent() throws {
         let boundBytes = 32 << 20
@@ -66,16 +67,18 @@ final class OutputBudgetEndToEndTests: XCTestCase {
         print("output budget: \(stuckCount) stuck watchers, \(changes) changes in \(String(format: "%.1f", writeSeconds)) s;",
               "RSS \(baselineKiB) KiB before, peak \(peakKiB) KiB (bound \(boundBytes >> 10) KiB); resyncs sent \(resyncsOwedNotSent ?? "-")")
         XCTAssertTrue(daemon.log.contains("over --max-output-memory"), "the bound was reached and enforced")
-        // What the daemon counts as held. Known overshoot: in the flush that
-        // crosses the bound, watchers whose sockets took everything until
-        // then are not yet "behind" and each takes one more turn of events
-        // (measured here: about 54 MiB held against the 32 MiB bound).
-        // Without the bound it would be gigabytes, so twice the bound still
-        // tells the bound from none.
+        // What the daemon counts as held (queued bytes and the bookkeeping of
+        // each queued write): past the bound only by the rest of a line per
+        // watcher cut short (measured: 32 MiB + 3 KiB). Without the bound it
+        // would be gigabytes.
         let held = Int(try HostileClientTests.stat(writer, "output_held") ?? "") ?? -1
-        XCTAssertLessThanOrEqual(held, 2 * boundBytes, "output held within twice --max-output-memory")
+        XCTAssertLessThanOrEqual(held, boundBytes + boundBytes / 16, "output held within --max-output-memory")
+        // RSS: the output held, plus what the count leaves out: the room's
+        // history (up to --history-bytes, 1 MiB here, filled by the run) and
+        // malloc's slack; measured at 1.05 x the bound over the baseline.
         if !Hardening.sanitized {
-            XCTAssertLessThanOrEqual(peakKiB, baselineKiB + 3 * (boundBytes >> 10), "RSS within baseline + 3 x --max-output-memory")
+            XCTAssertLessThanOrEqual(peakKiB, baselineKiB + (boundBytes + boundBytes / 8) >> 10,
+                                     "RSS within baseline + --max-output-memory + an eighth")
         }
     }
 }

@@ -12,32 +12,38 @@ final class OutputBudgetTests: XCTestCase {
         return limits
     }
 
-    func test_overBudget_largestQueuesResyncedFirst_smallAndEmptyOnesKeepTheirEvents() throws {
+    func test_overBudget_largestQueuesResyncedFirst_smallDrainingAndEmptyOnesKeepTheirEvents() throws {
         let hub = try Hub(limits: budgetLimits(maxOutput: 8_000))
         let big = hub.connect(), middle = hub.connect(), small = hub.connect(), behind = hub.connect()
-        let reader = hub.connect(), actor = hub.connect()
-        for watcher in [big, middle, small, behind, reader] { watcher.run("WATCH") }
-        // The transports hold this much each: 7,600 bytes, under the bound.
+        let stalled = hub.connect(), reader = hub.connect(), actor = hub.connect()
+        let watchers = [big, middle, small, behind, stalled, reader]
+        for watcher in watchers { watcher.run("WATCH") }
+        // The transports hold this much each: 7,700 bytes, under the bound.
         big.connection.queuedWriteBytes = 3_000
         middle.connection.queuedWriteBytes = 2_500
         small.connection.queuedWriteBytes = 2_000
         behind.connection.queuedWriteBytes = 100
+        stalled.connection.queuedWriteBytes = 100
         XCTAssertEqual(actor.run("SELECT green"), ["OK 1"])
         XCTAssertEqual(hub.server.resyncs, 0)
-        for watcher in [big, middle, small, behind, reader] {
+        for watcher in watchers {
             XCTAssertEqual(watcher.newLines(), ["EVENT 1 select /green"])
         }
 
-        // Now 8,600: over. Resynced largest first until what still takes
+        // Now 8,700: over. Resynced largest first until what still takes
         // events is at most an eighth of the bound (1,000 bytes).
         big.connection.queuedWriteBytes = 4_000
         actor.run("SELECT blue")
         XCTAssertTrue(hub.logged("over --max-output-memory 8000"))
+        // Still over: a small queue that is draining keeps its events; one
+        // whose socket sent nothing since its last flush is stalled.
+        behind.connection.queuedWriteBytes = 60
         actor.run("SELECT red")
         XCTAssertEqual(big.newLines(), ["EVENT 2 select /blue"], "resynced after this flush; nothing more")
         XCTAssertEqual(middle.newLines(), ["EVENT 2 select /blue"])
         XCTAssertEqual(small.newLines(), ["EVENT 2 select /blue"])
-        XCTAssertEqual(behind.newLines(), ["EVENT 2 select /blue", "EVENT 3 select /red"], "a small queue is left alone")
+        XCTAssertEqual(behind.newLines(), ["EVENT 2 select /blue", "EVENT 3 select /red"], "a small draining queue is left alone")
+        XCTAssertEqual(stalled.newLines(), ["EVENT 2 select /blue"], "a small stalled queue is resynced while over the bound")
         XCTAssertEqual(reader.newLines(), ["EVENT 2 select /blue", "EVENT 3 select /red"])
 
         // Once its socket drains, a resynced watcher gets one fresh STATE and then events again.
