@@ -198,6 +198,15 @@ final class HostileClientTests: XCTestCase {
         var sampler = RSSSampler(pid: daemon.pid)
         sampler.start()
         while revision < events {
+            // The readers are kept within one window of the actor: at most two
+            // windows (600 KB) are ever unread by a reader, under --max-pending
+            // (1 MiB), so a reader slowed by a busy machine is never a slow
+            // watcher. The stuck one is offered everything and keeps nothing.
+            let behind = revision - window
+            guard readers.waitForAll(timeout: 30, { $1.count >= 1 + behind }) else {
+                XCTFail("the readers did not get to revision \(behind) within 30 s")
+                break
+            }
             let batch = (0..<window).map { "OPEN /blue:\(filler)\(revision + $0)\n" }.joined()
             actor.send(batch)
             for reply in try actor.readLines(window, timeout: 20) {
