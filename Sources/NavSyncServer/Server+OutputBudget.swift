@@ -18,8 +18,8 @@
 /// eighth in this flush; and a watcher whose socket has taken everything so
 /// far, when its turn could pass the bound, gets only what its socket takes
 /// at once plus the rest of a line cut short (`offerWithoutQueuing`). So
-/// thousands of stuck watchers pass the bound by at most a line each, not by
-/// a turn of events each; measured with 5,000 of them and a 32 MiB bound:
+/// thousands of stuck watchers pass the bound by one turn and a line each at
+/// most, not by a turn of events each; measured with 5,000 of them and a 32 MiB bound:
 /// 32 MiB held, where the per-flush eighth alone let it reach 53 MiB.
 extension Server {
     /// Share of the bound that queues still taking events may keep once the
