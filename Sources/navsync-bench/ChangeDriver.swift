@@ -41,14 +41,15 @@ final class ChangeDriver {
 
     static func roomName(_ index: Int) -> String { "bench-\(index)" }
 
-    /// A route as an app would open it, varied by `sequence` so that
-    /// consecutive changes of a room always differ.
+    /// A route as an app would open it. Every one carries `sequence`, so no
+    /// two are alike: an `OPEN` of the route a room already shows would
+    /// change nothing (no revision, no event).
     static func route(room: Int, sequence: Int) -> String {
         switch sequence % 4 {
         case 0: return "/red/green/blue:order-\(sequence)"
         case 1: return "/red/blue:item-\(room)-\(sequence)/green"
         case 2: return "/red/green/blue:cart-\(sequence)#blue:confirm%20payment"
-        default: return "/red/green#green"
+        default: return "/red/green#blue:note-\(sequence)"
         }
     }
 
