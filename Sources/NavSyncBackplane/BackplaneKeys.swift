@@ -1,8 +1,9 @@
 /// The names a fleet uses in Redis, all under one prefix so several fleets
 /// can share a Redis. Every key of a room carries the room's name as a hash
 /// tag (`{main}`), so Redis Cluster would keep a room's keys on one node and
-/// the change function could run there; the fleet-wide keys (room set,
-/// epoch, catalog) are few and small.
+/// the change function, which touches them alone, could run there. The
+/// fleet-wide keys (room set, epoch, catalog) are each used by commands of
+/// their own, never beside a room's keys.
 public struct BackplaneKeys: Sendable, Equatable {
     public let prefix: String
 
@@ -14,11 +15,13 @@ public struct BackplaneKeys: Sendable, Equatable {
             && prefix.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "{") && $0 != UInt8(ascii: "}") }
     }
 
-    /// A hash: `rev` and `route` of the room's current state.
+    /// A hash: `rev`, `route` and `tag` of the room's current state, and
+    /// `hbytes`, the bytes its history holds.
     public func state(_ room: String) -> String { "\(prefix){\(room)}:state" }
-    /// A stream of the room's recent changes, entry id `<rev>-0`, fields `op` and `route`.
+    /// A stream of the room's recent changes, entry id `<rev>-0`, fields `op`, `route` and `tag`.
     public func history(_ room: String) -> String { "\(prefix){\(room)}:history" }
-    /// A set of the rooms holding state (for `--max-rooms` and start-up).
+    /// A set of the rooms holding state (for `--max-rooms` and start-up);
+    /// a room enters it (the admit function) before its first change.
     public var rooms: String { "\(prefix)rooms" }
     /// A random value set by the first daemon of the fleet; a different one
     /// means Redis lost or replaced the fleet's data.

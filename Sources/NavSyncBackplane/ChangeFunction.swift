@@ -1,29 +1,34 @@
 /// The one step in Redis per change: a Redis function, loaded at every
 /// (re)connection with `FUNCTION LOAD REPLACE` and called with `FCALL`, that
-/// checks the fleet's epoch and the room's revision, appends the event to
-/// the room's history stream (trimmed to about `--history` entries and
-/// `--history-bytes`), stores
-/// the new state, and publishes the event — all or nothing, because Redis
-/// runs a function without interleaving anything else. With an empty new
-/// route it only reports the room's state (a read that is checked against
-/// the same revision).
+/// checks the room's revision, appends the event to the room's history
+/// stream (trimmed to about `--history` entries and `--history-bytes`),
+/// stores the new state, and publishes the event — all or nothing, because
+/// Redis runs a function without interleaving anything else. With an empty
+/// new route it only reports the room's state (a read that is checked
+/// against the same revision).
+///
+/// It touches the room's two keys only, both under the room's hash tag, so
+/// Redis Cluster could run it on the node holding the room. The fleet-wide
+/// room count (`--max-rooms`) is a second, small function on the fleet's
+/// room set (`admit`), called before a room's first change.
 ///
 /// The history entry is appended first: it is the only step that can fail
 /// (an id below the stream's last), and a failed function must leave
 /// nothing changed.
 enum ChangeFunction {
     /// Named per version of its arguments: a daemon of an older version
-    /// beside newer ones keeps calling its own function (and loses its
-    /// races, never corrupting), instead of replacing theirs.
-    static let library = "navsync_v2"
-    static let name = "navsync_change_v2"
+    /// beside newer ones keeps calling its own function, instead of
+    /// replacing theirs.
+    static let library = "navsync_v3"
+    static let name = "navsync_change_v3"
+    static let admitName = "navsync_admit_v3"
 
     static let source = """
-        #!lua name=navsync_v2
-        -- KEYS: room state hash, room history stream, fleet room set, fleet epoch
+        #!lua name=navsync_v3
+        -- change: KEYS: room state hash, room history stream (one hash tag)
         -- ARGV: epoch, room, expected rev, expected tag ('*' = any), new route
         --       ('' = report only), op, new rev, new tag, history length,
-        --       max rooms, changes channel, history bytes
+        --       changes channel, history bytes
         local function entry_bytes(fields)
           local n = 0
           for i = 2, #fields, 2 do n = n + #fields[i] end
@@ -53,9 +58,6 @@ enum ChangeFunction {
           end
         end
         local function change(keys, args)
-          if redis.call('GET', keys[4]) ~= args[1] then
-            return {'epoch'}
-          end
           local held = redis.call('HMGET', keys[1], 'rev', 'route', 'tag')
           local rev = held[1] or '0'
           local route = held[2] or ''
@@ -66,20 +68,24 @@ enum ChangeFunction {
           if args[5] == '' then
             return {'same', rev, route, tag}
           end
-          if rev == '0' and redis.call('SISMEMBER', keys[3], args[2]) == 0
-             and redis.call('SCARD', keys[3]) >= tonumber(args[10]) then
-            return {'full', rev, route, tag}
-          end
           redis.call('XADD', keys[2], args[7] .. '-0', 'op', args[6], 'route', args[5], 'tag', args[8])
           redis.call('HSET', keys[1], 'rev', args[7], 'route', args[5], 'tag', args[8])
           redis.call('HINCRBY', keys[1], 'hbytes', #args[6] + #args[5] + #args[8])
-          trim(keys, tonumber(args[9]), tonumber(args[12]))
-          redis.call('SADD', keys[3], args[2])
-          redis.call('PUBLISH', args[11], args[1] .. ' ' .. args[2] .. ' ' .. args[7] .. ' '
+          trim(keys, tonumber(args[9]), tonumber(args[11]))
+          redis.call('PUBLISH', args[10], args[1] .. ' ' .. args[2] .. ' ' .. args[7] .. ' '
                      .. args[8] .. ' ' .. args[6] .. ' ' .. args[5])
           return {'applied', args[7], args[5]}
         end
-        redis.register_function('navsync_change_v2', change)
+        -- admit: KEYS: the fleet's room set; ARGV: room, max rooms.
+        -- 'known' or 'added' (the room may hold state), or 'full'.
+        local function admit(keys, args)
+          if redis.call('SISMEMBER', keys[1], args[1]) == 1 then return 'known' end
+          if redis.call('SCARD', keys[1]) >= tonumber(args[2]) then return 'full' end
+          redis.call('SADD', keys[1], args[1])
+          return 'added'
+        end
+        redis.register_function('navsync_change_v3', change)
+        redis.register_function('navsync_admit_v3', admit)
         """
 
     /// What a change expects to find: the room's revision and the tag of the
@@ -106,10 +112,15 @@ enum ChangeFunction {
 
     /// The `FCALL` for one room: `route` nil only reports the state.
     static func call(keys: BackplaneKeys, epoch: String, room: String, expected: Precondition,
-                     route: String?, tag: String, op: String, history: HistoryBounds, maxRooms: Int) -> [String] {
-        ["FCALL", name, "4", keys.state(room), keys.history(room), keys.rooms, keys.epoch,
+                     route: String?, tag: String, op: String, history: HistoryBounds) -> [String] {
+        ["FCALL", name, "2", keys.state(room), keys.history(room),
          epoch, room, String(expected.revision), expected.tag, route ?? "", op, String(expected.revision + 1), tag,
-         String(history.count), String(maxRooms), keys.changesChannel, String(history.bytes)]
+         String(history.count), keys.changesChannel, String(history.bytes)]
+    }
+
+    /// The `FCALL` that counts a room into the fleet's room set, or says the set is full.
+    static func admitCall(keys: BackplaneKeys, room: String, maxRooms: Int) -> [String] {
+        ["FCALL", admitName, "1", keys.rooms, room, String(maxRooms)]
     }
 
     /// What the function answered.
@@ -118,8 +129,6 @@ enum ChangeFunction {
         /// The room is at this revision and route (empty route: never changed),
         /// made by the change with this tag; `matched` tells whether that was expected.
         case state(revision: UInt64, route: String, tag: String, matched: Bool)
-        case roomLimit
-        case epochChanged
 
         init?(_ reply: RedisReply?) {
             guard let parts = reply?.elements, let tag = parts.first?.text else { return nil }
@@ -131,10 +140,6 @@ enum ChangeFunction {
                 guard parts.count == 4, let rev = parts[1].unsigned, let route = parts[2].text,
                       let madeBy = parts[3].text else { return nil }
                 self = .state(revision: rev, route: route, tag: madeBy, matched: tag == "same")
-            case "full":
-                self = .roomLimit
-            case "epoch":
-                self = .epochChanged
             default:
                 return nil
             }

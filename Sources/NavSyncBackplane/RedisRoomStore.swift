@@ -222,6 +222,26 @@ public final class RedisRoomStore: RoomStore {
         }
         let rules = delegate.changeRules
         var (base, tag) = knownState(room)
+        if base.revision == 0 {
+            // A round that may give the room its first state: the fleet's room set decides first.
+            switch track.admission {
+            case .unknown:
+                admit(room, track)
+                return
+            case .asking:
+                return
+            case .failed(let reason):
+                track.admission = .unknown
+                let refused = track.waiting
+                track.waiting.removeAll()
+                for (change, _) in refused { delegate.changeFinished(change, .refused(ProtocolError(.unavailable, reason))) }
+                return
+            case .admitted, .full:
+                break
+            }
+        }
+        let full = base.revision == 0 && track.admission == .full
+        if full { track.admission = .unknown }
         while !track.waiting.isEmpty {
             let (change, tries) = track.waiting.removeFirst()
             guard tries < Self.maxAttempts else {
@@ -239,10 +259,14 @@ public final class RedisRoomStore: RoomStore {
                 confirm(change, expecting: precondition, tries: tries) { outcome }
                 continue
             }
+            if full && base.revision == 0 {
+                delegate.changeFinished(change, .refused(rules.roomLimitError))
+                continue
+            }
             let newTag = nextTag()
             let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: precondition,
                                            route: changed.route, tag: newTag, op: change.mutation.op,
-                                           history: historyBounds, maxRooms: rules.maxRooms)
+                                           history: historyBounds)
             let expected = base.revision
             let sent = commands.send(call) { [weak self] reply in
                 self?.answered(change, changed, tag: newTag, expected: expected, reply: reply, tries: tries)
@@ -254,6 +278,35 @@ public final class RedisRoomStore: RoomStore {
             track.inFlight += 1
             track.expectedInFlight.append(expected)
             (base, tag) = (changed, newTag)
+        }
+    }
+
+    /// Asks the fleet's room set to count the room (`--max-rooms` across the
+    /// fleet); the room's queue waits for the answer.
+    private func admit(_ room: String, _ track: RoomTrack) {
+        guard let delegate, let commands else { return }
+        track.admission = .asking
+        let call = ChangeFunction.admitCall(keys: keys, room: room, maxRooms: delegate.changeRules.maxRooms)
+        let sent = commands.send(call) { [weak self, weak track] reply in
+            guard let self, let track else { return }
+            switch reply?.text {
+            case "known", "added": track.admission = .admitted
+            case "full": track.admission = .full
+            case nil where reply == nil:
+                // The connection is gone: the queue is refused as unavailable, and asked again once back.
+                track.admission = .unknown
+            default:
+                let why = "redis refused to count the room: \(Self.describe(reply))"
+                self.log.error("backplane: \(why)")
+                track.admission = .failed(why)
+            }
+            self.roundStepDone(room)
+        }
+        if sent {
+            track.inFlight += 1
+        } else {
+            track.admission = .failed(downReason)
+            startRound(room)
         }
     }
 
@@ -299,7 +352,7 @@ public final class RedisRoomStore: RoomStore {
             }
         case .state(let revision, let route, let madeBy, _):
             retriedChanges += 1
-            guard let current = state(revision: revision, route: route, room: room) else { return }
+            guard let current = state(revision: revision, route: route, room: room, refusing: change) else { return }
             learned(room, current, tag: madeBy)
             if let expected = change.ifRevision, expected != current.revision {
                 // Redis's own current revision, just read: the IF is decided.
@@ -307,11 +360,6 @@ public final class RedisRoomStore: RoomStore {
             } else {
                 track.retrying.append((change, tries + 1))
             }
-        case .roomLimit:
-            delegate.changeFinished(change, .refused(delegate.changeRules.roomLimitError))
-        case .epochChanged:
-            delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "the fleet's data in redis was replaced; resynchronising")))
-            fault("the fleet's epoch in redis changed")
         case nil:
             if reply == nil {
                 delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "lost the connection to redis; the change may or may not have been applied")))
@@ -336,8 +384,7 @@ public final class RedisRoomStore: RoomStore {
         guard let delegate, let commands, let epoch else { return }
         let room = change.room
         let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: expected, route: nil,
-                                       tag: "", op: change.mutation.op, history: historyBounds,
-                                       maxRooms: delegate.changeRules.maxRooms)
+                                       tag: "", op: change.mutation.op, history: historyBounds)
         let sent = commands.send(call) { [weak self] reply in
             guard let self, let delegate = self.delegate else { return }
             defer {
@@ -346,7 +393,7 @@ public final class RedisRoomStore: RoomStore {
             }
             switch ChangeFunction.Answer(reply) {
             case .state(let current, let route, let madeBy, let matched):
-                guard let state = self.state(revision: current, route: route, room: room) else { return }
+                guard let state = self.state(revision: current, route: route, room: room, refusing: change) else { return }
                 self.learned(room, state, tag: madeBy)
                 if matched, let decided {
                     delegate.changeFinished(change, decided())
@@ -355,9 +402,6 @@ public final class RedisRoomStore: RoomStore {
                 } else {
                     self.track(room).retrying.append((change, tries + 1))
                 }
-            case .epochChanged:
-                delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "the fleet's data in redis was replaced; resynchronising")))
-                self.fault("the fleet's epoch in redis changed")
             default:
                 delegate.changeFinished(change, .refused(ProtocolError(.unavailable,
                     reply == nil ? "lost the connection to redis" : "redis refused the request: \(Self.describe(reply))")))
@@ -368,6 +412,14 @@ public final class RedisRoomStore: RoomStore {
         } else {
             delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason)))
         }
+    }
+
+    /// `state(revision:route:room:)` for the answer to `change`, which is
+    /// refused when the route does not decode.
+    private func state(revision: UInt64, route: String, room: String, refusing change: ChangeRequest) -> RoomState? {
+        if let state = state(revision: revision, route: route, room: room) { return state }
+        delegate?.changeFinished(change, .refused(ProtocolError(.unavailable, "redis holds a room this daemon cannot read")))
+        return nil
     }
 
     /// A room state from Redis's rev and route; a route that does not decode

@@ -9,8 +9,17 @@ final class RoomTrack {
     var waiting: [(change: ChangeRequest, tries: Int)] = []
     /// Changes of the round in flight that found the room moved: first in the next round.
     var retrying: [(change: ChangeRequest, tries: Int)] = []
-    /// Requests of the round in flight not answered yet.
+    /// Requests of the round in flight not answered yet (the room set's
+    /// answer to `admit` counts as one).
     var inFlight = 0
+    /// Whether the fleet's room set counts this room (asked before a round
+    /// that would give it its first state).
+    var admission = Admission.unknown
+
+    enum Admission: Equatable {
+        case unknown, asking, admitted, full
+        case failed(String)
+    }
     /// The newest state Redis reported for the room (with the tag of the
     /// change that made it), possibly ahead of the view.
     var known: (state: RoomState, tag: String)?

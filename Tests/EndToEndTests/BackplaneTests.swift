@@ -359,6 +359,33 @@ final class BackplaneTests: XCTestCase {
         XCTAssertEqual(try resumer.readLine(), "EVENT 30 open /red/blue:30\(data)")
     }
 
+    /// `--max-rooms` counts the fleet's rooms (in the fleet's room set, asked
+    /// before a room's first change; the change function touches the room's
+    /// own keys only).
+    func test_fleet_maxRooms_countsTheRoomsOfEveryDaemon() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let a = try DaemonProcess(arguments: ["--backplane", redis.url, "--max-rooms", "2"])
+        defer { a.stop() }
+        let b = try DaemonProcess(arguments: ["--backplane", redis.url, "--max-rooms", "2"])
+        defer { b.stop() }
+        let onA = try a.connect(), onB = try b.connect()
+        XCTAssertEqual(try onA.request("JOIN one"), "STATE 0 /red")
+        XCTAssertEqual(try onA.request("PUSH green"), "OK 1")
+        XCTAssertEqual(try onB.request("JOIN two"), "STATE 0 /red")
+        XCTAssertEqual(try onB.request("PUSH green"), "OK 1")
+        XCTAssertEqual(try onA.request("JOIN three"), "STATE 0 /red")
+        XCTAssertTrue(try onA.request("PUSH green").hasPrefix("ERR limit "), "a third room, made on the other daemon")
+        XCTAssertEqual(try onA.request("GET"), "STATE 0 /red", "the refused room holds nothing")
+        XCTAssertEqual(try onB.request("JOIN one"), "STATE 1 /red/green")
+        XCTAssertEqual(try onB.request("PUSH blue"), "OK 2", "rooms already counted still change")
+        XCTAssertEqual(try redis.cli(["SCARD", "navsync:rooms"]), "2\n")
+        let keys = try redis.cli(["KEYS", "navsync:*"]).split(separator: "\n").map(String.init).sorted()
+        XCTAssertEqual(keys, ["navsync:catalog", "navsync:epoch", "navsync:rooms", "navsync:{one}:history",
+                              "navsync:{one}:state", "navsync:{two}:history", "navsync:{two}:state"],
+                       "a room's keys under its hash tag; three fleet-wide keys")
+    }
+
     func test_fleet_prefixesIsolateFleets_onOneRedis() throws {
         let redis = try RedisServerProcess()
         defer { redis.remove() }
