@@ -82,9 +82,7 @@ final class StreamingProcess: @unchecked Sendable {  // output is guarded by loc
 
     /// Waits (bounded) for the exit; nil if it is still running.
     func waitForExit(_ seconds: TimeInterval = 5) -> Int32? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        return process.isRunning ? nil : process.terminationStatus
+        ChildExit.wait(process, seconds: seconds)?.status
     }
 
     func stop() {

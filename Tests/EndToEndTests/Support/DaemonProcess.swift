@@ -125,23 +125,24 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
     }
 
     /// True once the process has ended by calling exit (not by a signal).
-    var exitedNormally: Bool { !process.isRunning && process.terminationReason == .exit }
+    var exitedNormally: Bool { (ending ?? ChildExit.wait(process, seconds: 0)).map { !$0.bySignal } ?? false }
 
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { ending == nil && process.isRunning }
+
+    /// How it ended, once a wait has seen it end.
+    private var ending: ChildExit.Ending?
 
     /// Sends a signal and waits (bounded) for the exit; returns the status,
     /// nil while still running. A death by signal reads as 128 + signal.
     @discardableResult
     func signal(_ signal: Int32, waitUpTo seconds: TimeInterval = 5) -> Int32? {
-        if process.isRunning { kill(pid, signal) }
+        if isRunning { kill(pid, signal) }
         return waitForExit(seconds)
     }
 
     func waitForExit(_ seconds: TimeInterval) -> Int32? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
-        if process.isRunning { return nil }
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        if ending == nil { ending = ChildExit.wait(process, seconds: seconds) }
+        return ending?.shellStatus
     }
 
     /// Open descriptors of the daemon, from /proc.
@@ -160,7 +161,7 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
     /// only from a process that exits, so a daemon that has to be killed
     /// could hide a leak, and under the sanitizers that fails the test.
     func stop() {
-        if process.isRunning {
+        if isRunning {
             // An ASan daemon's leak check walks its whole heap before exiting.
             let grace: TimeInterval = Hardening.sanitized ? 30 : 5
             kill(pid, SIGTERM)
@@ -205,19 +206,16 @@ func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, env
         input.fileHandleForWriting.write(Data(stdin.utf8))
         try? input.fileHandleForWriting.close()
     }
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
-    if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    var ending = ChildExit.wait(process, seconds: timeout)
+    if ending == nil {
+        ending = ChildExit.kill(process)
         XCTFail("\(path) \(arguments) did not finish within \(timeout)s")
     }
-    process.waitUntilExit()
     out.fileHandleForReading.readabilityHandler = nil
     err.fileHandleForReading.readabilityHandler = nil
     outBox.append(out.fileHandleForReading.readDataToEndOfFile())
     errBox.append(err.fileHandleForReading.readDataToEndOfFile())
-    return RunResult(status: process.terminationStatus, stdout: outBox.string, stderr: errBox.string)
+    return RunResult(status: ending?.status ?? -1, stdout: outBox.string, stderr: errBox.string)
 }
 
 final class DataBox: @unchecked Sendable {
