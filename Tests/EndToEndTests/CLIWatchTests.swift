@@ -66,6 +66,7 @@ final class CLIWatchTests: XCTestCase {
         let port = daemon.port
         let watch = try StreamingProcess(Binaries.client, ["--connect", "127.0.0.1:\(port)", "watch"])
         defer { watch.stop() }
+        XCTAssertEqual(watch.waitForLines(1), ["0 state /red"], "watching before the change is made")
         XCTAssertEqual(try navsync(["--connect", "127.0.0.1:\(port)", "push", "blue"]).stdout, "1\n")
         XCTAssertEqual(watch.waitForLines(2), ["0 state /red", "1 push /red/blue"])
 
