@@ -84,16 +84,7 @@ final class RawSession {
                 self.connected(connection)
             }
         }
-        switch endpoint {
-        case .unix(let path):
-            StreamConnection.connectUnix(loop: loop, path: path, completion: completion)
-        case .tcp(let host, let port):
-            guard let address = ClientDriver.resolve(host) else {
-                connectFailed("cannot resolve host \(host)")
-                return
-            }
-            StreamConnection.connectTCP(loop: loop, host: address, port: port, completion: completion)
-        }
+        if let problem = ClientDriver.open(endpoint, loop: loop, completion: completion) { connectFailed(problem) }
     }
 
     private func connectFailed(_ reason: String) {

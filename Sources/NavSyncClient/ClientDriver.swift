@@ -154,16 +154,22 @@ public final class ClientDriver {
             }
             self.connected(result, attempt: attempt)
         }
+        if let problem = Self.open(endpoint, loop: loop, completion: completion) { attemptFailed(problem) }
+    }
+
+    /// Starts connecting to `endpoint`; `completion` runs when it is done.
+    /// Returns why no attempt could start (a host that does not resolve),
+    /// in which case `completion` never runs.
+    public static func open(_ endpoint: Endpoint, loop: EventLoop,
+                            completion: @escaping (Result<StreamConnection, UVError>) -> Void) -> String? {
         switch endpoint {
         case .unix(let path):
             StreamConnection.connectUnix(loop: loop, path: path, completion: completion)
         case .tcp(let host, let port):
-            guard let address = Self.resolve(host) else {
-                attemptFailed("cannot resolve host \(host)")
-                return
-            }
+            guard let address = resolve(host) else { return "cannot resolve host \(host)" }
             StreamConnection.connectTCP(loop: loop, host: address, port: port, completion: completion)
         }
+        return nil
     }
 
     private func connected(_ result: Result<StreamConnection, UVError>, attempt: Int) {
