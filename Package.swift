@@ -83,9 +83,12 @@ let package = Package(
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
         .testTarget(name: "NavSyncWebTests", dependencies: ["NavSyncWeb", "NavSyncCore"]),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["NavSyncCore", "RedisServerHarness", "NavSyncKit", "navsync-abc"]),
+        .testTarget(name: "EndToEndTests",
+                    dependencies: ["NavSyncCore", "ChildProcessHarness", "RedisServerHarness", "NavSyncKit", "navsync-abc"]),
+        // Bounded waits for the tests' child processes, shared by every harness that starts one.
+        .target(name: "ChildProcessHarness", path: "Tests/ChildProcessHarness"),
         // Starts a redis-server of the tests' own (used by the tests only).
-        .target(name: "RedisServerHarness", path: "Tests/RedisServerHarness"),
+        .target(name: "RedisServerHarness", dependencies: ["ChildProcessHarness"], path: "Tests/RedisServerHarness"),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "UVLoop", "RedisServerHarness"]),
         .testTarget(name: "NavSyncClientTests", dependencies: ["NavSyncClient", "NavSyncCore"]),
         // The example's own screen enum is the unit tests' typed screen.

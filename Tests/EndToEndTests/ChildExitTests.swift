@@ -1,3 +1,4 @@
+import ChildProcessHarness
 import Foundation
 import Glibc
 import XCTest
@@ -5,6 +6,35 @@ import XCTest
 /// The harness's bounded waits: a child that has ended but was not reaped is
 /// seen as ended, and a wait never outlives its deadline.
 final class ChildExitTests: XCTestCase {
+    /// While set, failures are collected here instead of failing the test:
+    /// some steps below must fail the test they run in, and that is checked.
+    private var capturedFailures: [String]?
+
+    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int,
+                                expected: Bool) {
+        if capturedFailures != nil {
+            capturedFailures?.append(description)
+        } else {
+            super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
+        }
+    }
+
+    /// Runs `body` and returns the failures it recorded, which fail nothing.
+    private func failures<T>(during body: () throws -> T) rethrows -> (T, [String]) {
+        capturedFailures = []
+        defer { capturedFailures = nil }
+        let result = try body()
+        return (result, capturedFailures ?? [])
+    }
+
+    private func sleeper() throws -> Process {
+        let sleeper = Process()
+        sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        sleeper.arguments = ["30"]
+        try sleeper.run()
+        return sleeper
+    }
+
     func test_isZombie_seesAnEndedChildNobodyReaped() throws {
         // Spawned past Foundation, so nothing but this test will reap it.
         var pid: pid_t = 0
@@ -19,10 +49,7 @@ final class ChildExitTests: XCTestCase {
     }
 
     func test_wait_isBounded_andReportsHowTheChildEnded() throws {
-        let sleeper = Process()
-        sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        sleeper.arguments = ["30"]
-        try sleeper.run()
+        let sleeper = try sleeper()
         XCTAssertNil(ChildExit.wait(sleeper, seconds: 0.05), "still running at the deadline")
         XCTAssertEqual(ChildExit.kill(sleeper), ChildExit.Ending(status: SIGKILL, bySignal: true))
 
@@ -31,5 +58,33 @@ final class ChildExitTests: XCTestCase {
         failing.arguments = ["-c", "exit 3"]
         try failing.run()
         XCTAssertEqual(ChildExit.wait(failing, seconds: 5)?.shellStatus, 3)
+    }
+
+    func test_waitOrKill_childPastItsDeadline_isKilled_andFailsTheTest() throws {
+        let sleeper = try sleeper()
+        let (ending, failed) = failures { ChildExit.waitOrKill(sleeper, seconds: 0.05, what: "the sleeper") }
+        XCTAssertEqual(ending, ChildExit.Ending(status: SIGKILL, bySignal: true))
+        XCTAssertEqual(failed.count, 1, "\(failed)")
+        XCTAssertTrue(failed.first?.contains("the sleeper (pid \(sleeper.processIdentifier)) was still running after 0.05 s") ?? false,
+                      "\(failed)")
+    }
+
+    func test_waitOrKill_childEndingInTime_failsNothing() throws {
+        let quick = Process()
+        quick.executableURL = URL(fileURLWithPath: "/bin/sh")
+        quick.arguments = ["-c", "exit 4"]
+        try quick.run()
+        let (ending, failed) = failures { ChildExit.waitOrKill(quick, seconds: 5, what: "sh") }
+        XCTAssertEqual(ending, ChildExit.Ending(status: 4, bySignal: false))
+        XCTAssertEqual(failed, [])
+    }
+
+    func test_runProcess_pastItsTimeout_killsTheChild_andFailsTheTest() throws {
+        let started = Date()
+        let (result, failed) = try failures { try runProcess("/bin/sleep", ["30"], timeout: 0.1) }
+        XCTAssertEqual(result.status, SIGKILL)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 25, "returned long before sleep 30 would have ended")
+        XCTAssertEqual(failed.count, 1, "\(failed)")
+        XCTAssertTrue(failed.first?.contains("/bin/sleep [\"30\"]") ?? false, "\(failed)")
     }
 }

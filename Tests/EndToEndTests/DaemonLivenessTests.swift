@@ -1,3 +1,4 @@
+import ChildProcessHarness
 import Foundation
 import Glibc
 import XCTest

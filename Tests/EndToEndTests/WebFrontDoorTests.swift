@@ -1,3 +1,4 @@
+import ChildProcessHarness
 import NavSyncCore
 import Foundation
 import Glibc

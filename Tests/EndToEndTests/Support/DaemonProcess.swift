@@ -1,3 +1,4 @@
+import ChildProcessHarness
 import Foundation
 import XCTest
 
@@ -179,56 +180,4 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
     deinit { stop() }
 
     enum DaemonError: Error { case notReady(String) }
-}
-
-/// Runs a binary to completion with a bounded wait, capturing its output.
-struct RunResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
-                timeout: TimeInterval = 10) throws -> RunResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-    let outBox = DataBox(), errBox = DataBox()
-    out.fileHandleForReading.readabilityHandler = { outBox.append($0.availableData) }
-    err.fileHandleForReading.readabilityHandler = { errBox.append($0.availableData) }
-    try process.run()
-    if let stdin {
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try? input.fileHandleForWriting.close()
-    }
-    var ending = ChildExit.wait(process, seconds: timeout)
-    if ending == nil {
-        ending = ChildExit.kill(process)
-        XCTFail("\(path) \(arguments) did not finish within \(timeout)s")
-    }
-    out.fileHandleForReading.readabilityHandler = nil
-    err.fileHandleForReading.readabilityHandler = nil
-    outBox.append(out.fileHandleForReading.readDataToEndOfFile())
-    errBox.append(err.fileHandleForReading.readDataToEndOfFile())
-    return RunResult(status: ending?.status ?? -1, stdout: outBox.string, stderr: errBox.string)
-}
-
-final class DataBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    func append(_ more: Data) {
-        lock.lock()
-        data.append(more)
-        lock.unlock()
-    }
-    var string: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(decoding: data, as: UTF8.self)
-    }
 }
