@@ -1,3 +1,4 @@
+import ChildProcessHarness
 import Foundation
 import Glibc
 
@@ -8,6 +9,10 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
     public private(set) var port = 0
     public let directory: String
     private var process: Process?
+    /// How the current process ended, once a wait saw it end. A child reaped
+    /// by ChildExit still reads as running to Foundation, and its PID may be
+    /// reused: once this is set, nothing signals that PID again.
+    private var ending: ChildExit.Ending?
     private var outputPipe: Pipe?
     private let lock = NSLock()
     private var logText = ""
@@ -30,6 +35,7 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
                 // Another process took the port between probe and bind: try another.
             }
         }
+        try? FileManager.default.removeItem(atPath: directory)
         throw lastError
     }
 
@@ -38,7 +44,7 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
 
     public var pid: Int32 { process?.processIdentifier ?? 0 }
 
-    public var isRunning: Bool { process?.isRunning ?? false }
+    public var isRunning: Bool { ending == nil && (process?.isRunning ?? false) }
 
     public var log: String {
         lock.lock()
@@ -52,48 +58,38 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
         try start(port: port, timeout: timeout)
     }
 
-    /// SIGKILL: no shutdown, no final save.
-    public func kill9() {
-        guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    /// SIGKILL: no shutdown, no final save. Waits (bounded) for the end; a
+    /// redis-server that outlives SIGKILL fails the test.
+    public func kill9(file: StaticString = #filePath, line: UInt = #line) {
+        guard let process, isRunning else { return }
+        ending = ChildExit.killOrReport(process, what: "redis-server", file: file, line: line)
     }
 
-    /// SIGTERM, bounded wait, then SIGKILL.
-    public func stop() {
-        guard let process else { return }
-        if process.isRunning {
+    /// SIGTERM, bounded wait, then SIGKILL (reported if even that is not
+    /// seen to end it). Always safe to call.
+    public func stop(file: StaticString = #filePath, line: UInt = #line) {
+        if let process, isRunning {
             kill(process.processIdentifier, SIGTERM)
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
+            ending = ChildExit.wait(process, seconds: 5)
+                ?? ChildExit.killOrReport(process, what: "redis-server ignoring SIGTERM", file: file, line: line)
         }
         outputPipe?.fileHandleForReading.readabilityHandler = nil
     }
 
     /// Stops Redis and removes its directory.
-    public func remove() {
-        stop()
+    public func remove(file: StaticString = #filePath, line: UInt = #line) {
+        stop(file: file, line: line)
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     deinit { stop() }
 
-    /// Runs `redis-cli` against this server and returns its output.
-    public func cli(_ arguments: [String]) throws -> String {
-        let cli = Process()
-        cli.executableURL = URL(fileURLWithPath: try Self.binary("redis-cli"))
-        cli.arguments = ["-h", "127.0.0.1", "-p", String(port)] + arguments
-        let out = Pipe()
-        cli.standardOutput = out
-        cli.standardError = FileHandle.nullDevice
-        try cli.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        cli.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+    /// Runs `redis-cli` against this server and returns its output; one
+    /// that has not finished in `timeout` seconds is killed and fails the test.
+    public func cli(_ arguments: [String], timeout: TimeInterval = 10,
+                    file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        try runProcess(try Self.binary("redis-cli"), ["-h", "127.0.0.1", "-p", String(port)] + arguments,
+                       timeout: timeout, file: file, line: line).stdout
     }
 
     private func start(port: Int, timeout: TimeInterval) throws {
@@ -119,6 +115,7 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
         }
         try process.run()
         self.process = process
+        ending = nil
         outputPipe = pipe
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
@@ -137,12 +134,10 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
             return directory + "/" + name
         }
         if getuid() == 0 {
-            let apt = Process()
-            apt.executableURL = URL(fileURLWithPath: "/usr/bin/apt-get")
-            apt.arguments = ["install", "-y", "-qq", "redis-server"]
-            apt.environment = ["DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
-            try? apt.run()
-            apt.waitUntilExit()
+            // Downloading and unpacking may take minutes on a slow mirror; ten is plenty.
+            _ = try? runProcess("/usr/bin/apt-get", ["install", "-y", "-qq", "redis-server"],
+                                environment: ["DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"],
+                                timeout: 600)
             if FileManager.default.isExecutableFile(atPath: "/usr/bin/" + name) { return "/usr/bin/" + name }
         }
         throw RedisServerError.notInstalled(name)
