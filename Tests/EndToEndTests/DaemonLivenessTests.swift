@@ -22,12 +22,14 @@ final class DaemonLivenessTests: XCTestCase {
         nc.standardOutput = output
         nc.standardError = FileHandle.nullDevice
         try nc.run()
-        defer { if nc.isRunning { kill(nc.processIdentifier, SIGKILL) } }
+        // Once a wait has seen nc end, its PID is no longer ours to signal.
+        var ending: ChildExit.Ending?
+        defer { if ending == nil { ChildExit.kill(nc) } }
         input.fileHandleForWriting.write(Data("WATCH\n".utf8))
         XCTAssertTrue(waitUntil { (try? self.watchers(probe)) == "STAT watchers_total 1" }, "nc never watched")
 
         kill(nc.processIdentifier, SIGKILL)
-        nc.waitUntilExit()
+        ending = ChildExit.waitOrKill(nc, seconds: 5, what: "nc after SIGKILL")
         // No change is made in the room: the count must drop by itself.
         XCTAssertTrue(waitUntil(timeout: 2) { (try? self.watchers(probe)) == "STAT watchers_total 0" },
                       "a killed nc still counts as a watcher: \(String(describing: try? watchers(probe)))")

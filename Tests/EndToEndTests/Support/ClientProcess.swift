@@ -79,17 +79,24 @@ final class StreamingProcess: @unchecked Sendable {  // output is guarded by loc
         return lines
     }
 
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    /// How it ended, once a wait saw it end. A child ChildExit reaped still
+    /// reads as running to Foundation, and its PID may be reused: once this
+    /// is set, nothing signals that PID again.
+    private var ending: ChildExit.Ending?
+
+    func signal(_ number: Int32) {
+        if ending == nil { kill(process.processIdentifier, number) }
+    }
 
     /// Waits (bounded) for the exit; nil if it is still running.
     func waitForExit(_ seconds: TimeInterval = 5) -> Int32? {
-        ChildExit.wait(process, seconds: seconds)?.status
+        if ending == nil { ending = ChildExit.wait(process, seconds: seconds) }
+        return ending?.status
     }
 
     func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            _ = waitForExit()
+        if ending == nil && process.isRunning {
+            ending = ChildExit.killOrReport(process, what: "\(process.executableURL?.path ?? "child")")
         }
         outPipe.fileHandleForReading.readabilityHandler = nil
         errPipe.fileHandleForReading.readabilityHandler = nil
