@@ -30,13 +30,17 @@ public enum ChildExit {
         var zombieSince: Date?
         while true {
             if !process.isRunning {
+                LiveChildren.ended(process.processIdentifier)
                 return Ending(status: process.terminationStatus, bySignal: process.terminationReason == .uncaughtSignal)
             }
             if isZombie(process.processIdentifier) {
                 let since = zombieSince ?? Date()
                 zombieSince = since
                 // Foundation has had a second to collect it and has not.
-                if Date().timeIntervalSince(since) >= 1, let ending = reap(process.processIdentifier) { return ending }
+                if Date().timeIntervalSince(since) >= 1, let ending = reap(process.processIdentifier) {
+                    LiveChildren.ended(process.processIdentifier)
+                    return ending
+                }
             }
             if Date() >= deadline { return nil }
             Thread.sleep(forTimeInterval: 0.005)

@@ -32,6 +32,7 @@ public func runProcess(_ path: String, _ arguments: [String], stdin: String? = n
     out.fileHandleForReading.readabilityHandler = { outBox.append($0.availableData) }
     err.fileHandleForReading.readabilityHandler = { errBox.append($0.availableData) }
     try process.run()
+    LiveChildren.track(process)
     if let stdin {
         input.fileHandleForWriting.write(Data(stdin.utf8))
         try? input.fileHandleForWriting.close()

@@ -22,6 +22,7 @@ final class DaemonLivenessTests: XCTestCase {
         nc.standardOutput = output
         nc.standardError = FileHandle.nullDevice
         try nc.run()
+        LiveChildren.track(nc)
         // Once a wait has seen nc end, its PID is no longer ours to signal.
         var ending: ChildExit.Ending?
         defer { if ending == nil { ChildExit.kill(nc) } }

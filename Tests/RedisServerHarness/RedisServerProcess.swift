@@ -114,6 +114,7 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
             self.lock.unlock()
         }
         try process.run()
+        LiveChildren.track(process)
         self.process = process
         ending = nil
         outputPipe = pipe

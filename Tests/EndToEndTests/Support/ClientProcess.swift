@@ -53,6 +53,7 @@ final class StreamingProcess: @unchecked Sendable {  // output is guarded by loc
             self.lock.withLock { self.errText += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
+        LiveChildren.track(process)
     }
 
     var stdout: String { lock.withLock { outText } }

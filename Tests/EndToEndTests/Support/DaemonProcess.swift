@@ -55,6 +55,7 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
         }
         let expected = Self.listenerCount(arguments)
         try process.run()
+        LiveChildren.track(process)
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let addresses = Self.listeningAddresses(in: log)
