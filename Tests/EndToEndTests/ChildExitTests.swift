@@ -27,14 +27,6 @@ final class ChildExitTests: XCTestCase {
         return (result, capturedFailures ?? [])
     }
 
-    private func sleeper() throws -> Process {
-        let sleeper = Process()
-        sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        sleeper.arguments = ["30"]
-        try sleeper.run()
-        return sleeper
-    }
-
     func test_isZombie_seesAnEndedChildNobodyReaped() throws {
         // Spawned past Foundation, so nothing but this test will reap it.
         var pid: pid_t = 0
@@ -49,7 +41,7 @@ final class ChildExitTests: XCTestCase {
     }
 
     func test_wait_isBounded_andReportsHowTheChildEnded() throws {
-        let sleeper = try sleeper()
+        let sleeper = try startSleeper()
         XCTAssertNil(ChildExit.wait(sleeper, seconds: 0.05), "still running at the deadline")
         XCTAssertEqual(ChildExit.kill(sleeper), ChildExit.Ending(status: SIGKILL, bySignal: true))
 
@@ -61,7 +53,7 @@ final class ChildExitTests: XCTestCase {
     }
 
     func test_waitOrKill_childPastItsDeadline_isKilled_andFailsTheTest() throws {
-        let sleeper = try sleeper()
+        let sleeper = try startSleeper()
         let (ending, failed) = failures { ChildExit.waitOrKill(sleeper, seconds: 0.05, what: "the sleeper") }
         XCTAssertEqual(ending, ChildExit.Ending(status: SIGKILL, bySignal: true))
         XCTAssertEqual(failed.count, 1, "\(failed)")

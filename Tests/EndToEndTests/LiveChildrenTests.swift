@@ -7,16 +7,8 @@ import XCTest
 /// start until a wait sees them end, killed by PID, and the interruption
 /// signals handled once there is something to kill.
 final class LiveChildrenTests: XCTestCase {
-    private func sleeper() throws -> Process {
-        let sleeper = Process()
-        sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        sleeper.arguments = ["30"]
-        try sleeper.run()
-        return sleeper
-    }
-
     func test_track_listsTheChildUntilAWaitSeesItEnd_andHandlesTheInterruptions() throws {
-        let child = try sleeper()
+        let child = try startSleeper()
         defer { ChildExit.kill(child) }
         LiveChildren.track(child)
         XCTAssertTrue(LiveChildren.pids.contains(child.processIdentifier))
@@ -26,7 +18,7 @@ final class LiveChildrenTests: XCTestCase {
     }
 
     func test_killAll_killsEveryListedChild_byPID() throws {
-        let children = try [sleeper(), sleeper()]
+        let children = try [startSleeper(), startSleeper()]
         defer { children.forEach { ChildExit.kill($0) } }
         children.forEach(LiveChildren.track)
         // Every other test has stopped its children by now; killAll must hit these two only.
@@ -46,7 +38,7 @@ final class LiveChildrenTests: XCTestCase {
         LiveChildren.track(quick)
         XCTAssertTrue(waitUntil { !quick.isRunning }, "/bin/true never ended")
         XCTAssertTrue(LiveChildren.pids.contains(quick.processIdentifier), "no wait saw it end yet")
-        let child = try sleeper()
+        let child = try startSleeper()
         defer { ChildExit.kill(child) }
         LiveChildren.track(child)
         XCTAssertFalse(LiveChildren.pids.contains(quick.processIdentifier), "its PID may be another process's by now")
