@@ -56,19 +56,33 @@ final class ChangeDriver {
     /// Connects, retrying every 5 ms while the daemon is still starting
     /// (for at most `withinSeconds`); `connected` runs once it is in.
     func connect(withinSeconds: Double = 60, _ connected: @escaping () -> Void) {
+        Self.connectRetrying(loop: loop, host: host, port: port, timer: timer, withinSeconds: withinSeconds) { [unowned self] outcome in
+            switch outcome {
+            case .success(let connection):
+                self.adopt(connection)
+                connected()
+            case .failure(let error):
+                self.fail(error.description)
+            }
+        }
+    }
+
+    /// A TCP connection to a server that may still be starting: retried
+    /// every 5 ms on `timer` until it succeeds or `withinSeconds` have passed.
+    static func connectRetrying(loop: EventLoop, host: String, port: Int, timer: LoopTimer, withinSeconds: Double,
+                                _ completion: @escaping (Result<StreamConnection, BenchError>) -> Void) {
         let deadline = ProcStats.nowNanoseconds() + UInt64(withinSeconds * 1e9)
         func attempt() {
-            StreamConnection.connectTCP(loop: loop, host: host, port: port) { [unowned self] outcome in
+            StreamConnection.connectTCP(loop: loop, host: host, port: port) { outcome in
                 switch outcome {
                 case .success(let connection):
-                    self.adopt(connection)
-                    connected()
+                    completion(.success(connection))
                 case .failure(let error):
                     guard ProcStats.nowNanoseconds() < deadline else {
-                        self.fail("cannot connect to \(self.host):\(self.port): \(error)")
+                        completion(.failure(BenchError(description: "cannot connect to \(host):\(port): \(error)")))
                         return
                     }
-                    self.timer.start(afterMilliseconds: 5) { attempt() }
+                    timer.start(afterMilliseconds: 5) { attempt() }
                 }
             }
         }

@@ -51,6 +51,7 @@ if arguments.first == command { arguments.removeFirst() }
 if arguments.contains("-h") || arguments.contains("--help") {
     print(BenchOptions.usage)
     print(WriterOptions.usage)
+    print(RedisRestartBench.usage)
     exit(0)
 }
 
@@ -212,6 +213,9 @@ case "restart", "history":
     exit(0)
 case "writers":
     runWriters(arguments)
+
+case "redis-restart":
+    RedisRestartBench.run(arguments)
 
 default:
     die("unknown command \(command) (see navsync-bench --help)", status: 64)
