@@ -8,6 +8,9 @@
 # in one room). N past what one process may open (20,000 descriptors here)
 # is split over helper bench processes (navsync-bench --leader).
 #
+# Last, the Redis restart phase (bench/redis-restart.sh): Redis killed and
+# restarted under load, the watchers' wait to catch up.
+#
 # Results: bench/results/fleet/*.json, table in bench/results/fleet/table.txt.
 # Knobs (environment): NS, FSYNCS, RUNS, M, K, W, WINDOW, CHANGES, BIN, OUT,
 # PORT_BASE, PER_PROCESS (watchers per bench process).
@@ -156,10 +159,16 @@ for fsync in $FSYNCS; do
     stop_fleet
 done
 
+# Redis killed (-9) and restarted under load: how long the watchers wait (bench/redis-restart.sh).
+BIN="$BIN" OUT="$OUT" PORT_BASE=$((port + 1)) bench/redis-restart.sh || say "redis restart phase failed"
+
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
 {
     "$BIN/navsync-bench" report "$OUT"
     echo
     echo "acknowledged changes/s, $W writers x $WINDOW in flight each:"
     cat "$OUT/writers.txt"
+    echo
+    echo "Redis kill -9 and restart (AOF) under load, catch-up timed from Redis answering PING again:"
+    cat "$OUT/redis-restart.txt" 2>/dev/null || echo "(no result)"
 } | tee "$OUT/table.txt"

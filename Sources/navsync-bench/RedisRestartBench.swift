@@ -24,7 +24,7 @@ import UVLoop
 final class RedisRestartBench {
     struct Options {
         var daemon = ".build/release/navsyncd"
-        var redisServer = "redis-server"
+        var redisServer = "/usr/bin/redis-server"
         var host = "127.0.0.1"
         var redisPort = 6379
         var daemonPorts: [Int] = []
@@ -58,6 +58,8 @@ final class RedisRestartBench {
         var firstAcknowledgedPerDaemonMs: [Double] = []
         /// From ready until each watcher held its room's first revision acknowledged after ready (ms).
         var catchUpMs = Percentiles()
+        /// The longest catch-up among each daemon's watchers, in the order of the ports.
+        var catchUpMaxPerDaemonMs: [Double] = []
         var caughtUp = 0
         /// Changes refused `ERR unavailable` (each retried).
         var unavailable = 0
@@ -444,7 +446,11 @@ final class RedisRestartBench {
         let times = firstAcknowledgedAt.map { $0.map { milliseconds(from: readyAt, to: $0) } ?? -1 }
         result.firstAcknowledgedPerDaemonMs = times
         result.firstAcknowledgedMs = times.filter { $0 >= 0 }.min() ?? -1
-        result.catchUpMs = Percentiles(watchers.compactMap { $0.caughtUpAt.map { milliseconds(from: readyAt, to: $0) } })
+        let waits = watchers.map { watcher in (watcher.daemon, watcher.caughtUpAt.map { milliseconds(from: readyAt, to: $0) }) }
+        result.catchUpMs = Percentiles(waits.compactMap(\.1))
+        result.catchUpMaxPerDaemonMs = daemons.indices.map { daemon in
+            waits.filter { $0.0 == daemon }.compactMap(\.1).max() ?? -1
+        }
         result.load = ProcStats.loadAverage()
         stopEverything()
         finish(.success(result))
@@ -477,9 +483,10 @@ final class RedisRestartBench {
     static func summaryLine(_ r: Result) -> String {
         "redis-restart n=\(r.watchers) rooms=\(r.rooms) daemons=\(r.daemons) appendfsync \(r.fsync):"
             + " redis back \(format(r.redisDownMs, 1)) ms after kill -9 (AOF \(r.aofBytes / 1024) KiB);"
-            + " first ack \(format(r.firstAcknowledgedMs, 1)) ms after;"
+            + " first ack \(format(r.firstAcknowledgedMs, 1)) ms after (per daemon \(r.firstAcknowledgedPerDaemonMs.map { format($0, 0) }.joined(separator: "/")));"
             + " watchers caught up p50 \(format(r.catchUpMs.p50, 1)) p99 \(format(r.catchUpMs.p99, 1)) max \(format(r.catchUpMs.max, 1)) ms"
-            + " (\(r.caughtUp)/\(r.watchers)); \(r.unavailable) unavailable, \(r.resyncs) resyncs, \(r.gaps) gaps,"
+            + " (\(r.caughtUp)/\(r.watchers); max per daemon \(r.catchUpMaxPerDaemonMs.map { format($0, 0) }.joined(separator: "/")));"
+            + " \(r.unavailable) unavailable, \(r.resyncs) resyncs, \(r.gaps) gaps,"
             + " \(r.lostRevisions) lost of \(r.acknowledgedBeforeKill) acknowledged"
     }
 
@@ -487,7 +494,7 @@ final class RedisRestartBench {
         usage: navsync-bench redis-restart --dir DIR --redis-port P --ports P1,P2,P3 [options]
           starts redis-server (AOF in DIR) and a navsyncd --backplane per port, kills Redis
           with SIGKILL under load, restarts it and times the watchers' catch-up
-          --daemon PATH --redis-server PATH   (default .build/release/navsyncd, redis-server)
+          --daemon PATH --redis-server PATH   (default .build/release/navsyncd, /usr/bin/redis-server)
           --fsync always|everysec             Redis appendfsync (default always)
           -n N --rooms R                      watchers (default 1000), rooms = writers (default 100)
           --warmup MS --settle MS             before the kill; after the last catch-up (2000, 500)
