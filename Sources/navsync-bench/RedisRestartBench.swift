@@ -541,22 +541,13 @@ final class RedisRestartBench {
         } catch {
             die("redis-restart: \(error)\n\(usage)", status: 64)
         }
-        let loop: EventLoop
-        do {
-            loop = try EventLoop()
-        } catch {
-            die("cannot start the event loop: \(error)")
-        }
-        var summary = ""
         var clean = false
         let describe = { (result: Result) -> String in
             clean = result.gaps == 0 && result.lostRevisions == 0
             return summaryLine(result)
         }
-        if let failure = runUntilDone(loop, json: json, summary: describe, &summary, {
-            RedisRestartBench(loop: loop, options: options, finish: $0).start
-        }) {
-            die("redis-restart: \(failure)")
+        let summary = runModeOrDie("redis-restart", json: json, summary: describe) {
+            RedisRestartBench(loop: $0, options: options, finish: $1).start
         }
         print(summary)
         exit(clean ? 0 : 2)

@@ -242,13 +242,6 @@ func runWriters(_ arguments: [String]) -> Never {
     } catch {
         die("writers: \(error)\n\(WriterOptions.usage)", status: 64)
     }
-    let loop: EventLoop
-    do {
-        loop = try EventLoop()
-    } catch {
-        die("cannot start the event loop: \(error)")
-    }
-    var summary = ""
     var errors = 0
     let describe = { (result: WritersResult) -> String in
         errors = result.errors
@@ -257,10 +250,8 @@ func runWriters(_ arguments: [String]) -> Never {
             + "\(result.sharedRoom ? "one room" : "a room each"): \(Int(result.changesPerSecond.rounded())) changes/s"
             + "\(cpu), \(result.errors) errors"
     }
-    if let failure = runUntilDone(loop, json: options.jsonPath, summary: describe, &summary, {
-        WritersRun(loop: loop, options: options, finish: $0).start
-    }) {
-        die("writers: \(failure)")
+    let summary = runModeOrDie("writers", json: options.jsonPath, summary: describe) {
+        WritersRun(loop: $0, options: options, finish: $1).start
     }
     print(summary)
     exit(errors == 0 ? 0 : 2)

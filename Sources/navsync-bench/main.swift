@@ -44,6 +44,25 @@ func runUntilDone<Outcome: Encodable>(
     }
 }
 
+/// A mode run alone on a fresh loop through `runUntilDone`: dies with the
+/// mode's `name` on failure, returns its summary line.
+func runModeOrDie<Outcome: Encodable>(
+    _ name: String, json: String?, summary: (Outcome) -> String,
+    _ make: (EventLoop, @escaping (Result<Outcome, BenchError>) -> Void) -> () -> Void
+) -> String {
+    let loop: EventLoop
+    do {
+        loop = try EventLoop()
+    } catch {
+        die("cannot start the event loop: \(error)")
+    }
+    var line = ""
+    if let failure = runUntilDone(loop, json: json, summary: summary, &line, { make(loop, $0) }) {
+        die("\(name): \(failure)")
+    }
+    return line
+}
+
 EventLoop.ignoreSIGPIPE()
 var arguments = Array(CommandLine.arguments.dropFirst())
 let command = arguments.first.flatMap { $0.hasPrefix("-") ? nil : $0 } ?? "run"
