@@ -88,6 +88,7 @@ final class Bench {
         result.run = options.runIndex
         result.loadBefore = ProcStats.loadAverage()
         result.openFileLimit = ProcStats.raiseOpenFileLimit()
+        result.cores = sysconf(Int32(_SC_NPROCESSORS_ONLN))
         if result.openFileLimit < options.watchers + 16 {
             fail("open-file limit \(result.openFileLimit) is too low for \(options.watchers) watchers")
             return
@@ -343,7 +344,7 @@ final class Bench {
     }
 
     private func startRound() {
-        if phase == .closedLoop && roundsDone == 0 { cpuMark = CPUMark(pids: options.pids) }
+        if phase == .closedLoop && roundsDone == 0 { cpuMark = CPUMark(pids: options.pids, helpers: helperLink?.pids ?? []) }
         let bytes = nextChange()
         target = changesSent
         reachedCount = 0
@@ -386,7 +387,7 @@ final class Bench {
             if roundsDone < options.rounds {
                 startRound()
             } else {
-                let cpu = cpuMark.elapsed(pids: options.pids)
+                let cpu = cpuMark.elapsed(pids: options.pids, helpers: helperLink?.pids ?? [])
                 result.closedFirstMicros = Percentiles(firstLatencies)
                 result.closedLastMicros = Percentiles(lastLatencies)
                 result.closedBenchCPUMicrosPerChange = cpu.benchNanoseconds / 1000 / Double(options.rounds)
@@ -394,7 +395,7 @@ final class Bench {
                 progress("closed loop: last watcher p50 \(format(result.closedLastMicros.p50 / 1000, 3)) ms, p99 \(format(result.closedLastMicros.p99 / 1000, 3)) ms")
                 phase = .burst
                 progress("bursts of \(options.burstSize) changes")
-                cpuMark = CPUMark(pids: options.pids)
+                cpuMark = CPUMark(pids: options.pids, helpers: helperLink?.pids ?? [])
                 startBurst()
             }
         case .burst:
@@ -405,7 +406,7 @@ final class Bench {
                 && (burstDurations.count < options.minBursts || deliveries < options.minBurstDeliveries) {
                 startBurst()
             } else {
-                let cpu = cpuMark.elapsed(pids: options.pids)
+                let cpu = cpuMark.elapsed(pids: options.pids, helpers: helperLink?.pids ?? [])
                 let seconds = burstDurations.reduce(0, +)
                 result.bursts = burstDurations.count
                 result.burstDeliveries = deliveries
@@ -473,7 +474,9 @@ struct BenchError: Error, CustomStringConvertible {
     let description: String
 }
 
-/// CPU counters at the start of a measured phase (the server's: summed over its processes).
+/// CPU counters at the start of a measured phase (the server's: summed over
+/// its processes; the bench's: this process and its helpers, which share
+/// the machine's cores with the server).
 struct CPUMark {
     var bench: UInt64 = 0
     var daemon: UInt64?
@@ -481,8 +484,8 @@ struct CPUMark {
 
     init() {}
 
-    init(pids: [Int32]) {
-        bench = ProcStats.ownCPUNanoseconds()
+    init(pids: [Int32], helpers: [Int32] = []) {
+        bench = ProcStats.ownCPUNanoseconds() + helpers.compactMap(ProcStats.schedCPUNanoseconds).reduce(0, +)
         daemon = Self.sum(pids.map(ProcStats.schedCPUNanoseconds))
         daemonStat = Self.sum(pids.map(ProcStats.statCPUNanoseconds))
     }
@@ -492,11 +495,11 @@ struct CPUMark {
         return values.reduce(0) { $0 + $1! }
     }
 
-    func elapsed(pids: [Int32]) -> (benchNanoseconds: Double, daemonNanoseconds: Double?, daemonStatNanoseconds: Double?) {
-        let now = CPUMark(pids: pids)
+    func elapsed(pids: [Int32], helpers: [Int32] = []) -> (benchNanoseconds: Double, daemonNanoseconds: Double?, daemonStatNanoseconds: Double?) {
+        let now = CPUMark(pids: pids, helpers: helpers)
         let daemonNs = zip2(daemon, now.daemon).map { Double($1 &- $0) }
         let statNs = zip2(daemonStat, now.daemonStat).map { Double($1 &- $0) }
-        return (Double(now.bench - bench), daemonNs, statNs)
+        return (Double(now.bench &- bench), daemonNs, statNs)
     }
 
     private func zip2(_ a: UInt64?, _ b: UInt64?) -> (UInt64, UInt64)? {

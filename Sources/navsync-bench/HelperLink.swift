@@ -10,7 +10,7 @@ import UVLoop
 /// process of the machine). The leader takes a change as delivered when its
 /// own watchers and every helper's hold it, at the latest of their times.
 ///
-/// Lines, helper to leader: `S <watchers>`, `R <k> <ns>`,
+/// Lines, helper to leader: `S <watchers> <pid>`, `R <k> <ns>`,
 /// `L <lost> <extra> <errors> <resyncs>`; leader to helper: `D <changes>`.
 final class HelperLink {
     /// The leader's view of one helper.
@@ -18,6 +18,8 @@ final class HelperLink {
         let connection: StreamConnection
         var scanner = LineBuffer()
         var watchers = 0
+        /// The helper's process, whose CPU time counts as the bench's.
+        var pid: Int32?
         var subscribed = false
         /// Highest event count all its watchers hold, and when they reached it.
         var reached = 0
@@ -39,7 +41,10 @@ final class HelperLink {
                 while let line = peer.scanner.next() {
                     let parts = line.split(separator: " ").map(String.init)
                     switch parts.first {
-                    case "S": peer.watchers = Int(parts[1]) ?? 0; peer.subscribed = true
+                    case "S":
+                        peer.watchers = Int(parts[1]) ?? 0
+                        peer.pid = parts.count > 2 ? Int32(parts[2]) : nil
+                        peer.subscribed = true
                     case "R":
                         let k = Int(parts[1]) ?? 0
                         peer.reached = max(peer.reached, k)
@@ -59,6 +64,7 @@ final class HelperLink {
 
     var helpersSubscribed: Int { peers.filter(\.subscribed).count }
     var watchers: Int { peers.reduce(0) { $0 + $1.watchers } }
+    var pids: [Int32] { peers.compactMap(\.pid) }
 
     /// True when every helper's watchers hold `target` events; the latest time they did.
     func reached(_ target: Int) -> (Bool, UInt64) {
@@ -108,7 +114,7 @@ final class HelperReporter {
         connection.startReading()
     }
 
-    func subscribed() { connection.write([Array("S \(watchers)\n".utf8)]) }
+    func subscribed() { connection.write([Array("S \(watchers) \(getpid())\n".utf8)]) }
 
     /// One watcher now holds `count` events.
     func watcherHolds(_ count: Int) {

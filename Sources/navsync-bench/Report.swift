@@ -12,6 +12,9 @@ enum Report {
         var lastP90Ms: Double
         var lastP99Ms: Double
         var lastMaxMs: Double
+        var lastMeanMs: Double?
+        /// Server + bench CPU per closed-loop change over the cores (RunResult.closedCPUFloorMicros).
+        var cpuFloorMs: Double?
         var firstP50Ms: Double
         var firstP99Ms: Double
         var deliveriesPerSecond: Double
@@ -59,6 +62,8 @@ enum Report {
                 lastP90Ms: median(runs.map { $0.closedLastMicros.p90 / 1000 }),
                 lastP99Ms: median(runs.map { $0.closedLastMicros.p99 / 1000 }),
                 lastMaxMs: median(runs.map { $0.closedLastMicros.max / 1000 }),
+                lastMeanMs: median(runs.map { $0.closedLastMicros.mean / 1000 }),
+                cpuFloorMs: medianOptional(runs.map { $0.closedCPUFloorMicros.map { $0 / 1000 } }),
                 firstP50Ms: median(runs.map { $0.closedFirstMicros.p50 / 1000 }),
                 firstP99Ms: median(runs.map { $0.closedFirstMicros.p99 / 1000 }),
                 deliveriesPerSecond: median(runs.map(\.deliveriesPerSecond)),
@@ -97,14 +102,15 @@ enum Report {
             let fill = String(repeating: " ", count: max(0, width - s.count))
             return left ? s + fill : fill + s
         }
-        let header = ["system", "N", "runs", "p50 ms", "p90 ms", "p99 ms", "max ms", "first p50",
+        let header = ["system", "N", "runs", "p50 ms", "p90 ms", "p99 ms", "max ms", "mean ms", "floor ms", "first p50",
                       "deliv/s", "srv ns/dlv", "bench ns/dlv", "B/watcher", "lost"]
-        let widths = [8, 6, 4, 8, 8, 8, 8, 9, 11, 10, 12, 9, 5]
+        let widths = [8, 6, 4, 8, 8, 8, 8, 8, 8, 9, 11, 10, 12, 9, 5]
         var lines: [String] = []
         lines.append(zip(header, widths).enumerated().map { pad($1.0, $1.1, left: $0 == 0) }.joined(separator: " "))
         for row in rows {
             let cells = [row.system, "\(row.n)", "\(row.runs)", f(row.lastP50Ms, 3), f(row.lastP90Ms, 3),
-                         f(row.lastP99Ms, 3), f(row.lastMaxMs, 3), f(row.firstP50Ms, 3),
+                         f(row.lastP99Ms, 3), f(row.lastMaxMs, 3), f(row.lastMeanMs, 3), f(row.cpuFloorMs, 3),
+                         f(row.firstP50Ms, 3),
                          f(row.deliveriesPerSecond, 0), f(row.daemonNsPerDelivery, 1), f(row.benchNsPerDelivery, 1),
                          f(row.rssPerWatcherBytes, 0), "\(row.lostEvents)"]
             lines.append(zip(cells, widths).enumerated().map { pad($1.0, $1.1, left: $0 == 0) }.joined(separator: " "))
@@ -132,9 +138,10 @@ enum Report {
         if let low = loads.min(), let high = loads.max() {
             out += "\nmachine load (1-minute average) when the runs started: \(f(low, 2)) to \(f(high, 2)); each run's is in its JSON file.\n"
         }
-        out += "\np50/p90/p99/max: closed loop, actor's write to the LAST watcher holding the event; first p50: to the first.\n"
+        out += "\np50/p90/p99/max/mean: closed loop, actor's write to the LAST watcher holding the event; first p50: to the first.\n"
+        out += "floor ms: server + bench CPU per closed-loop change / online CPUs; a mean near it is bound by the cores.\n"
         out += "deliv/s: bursts of K changes in one write, N*K / time until every watcher holds all K.\n"
-        out += "srv ns/dlv, bench ns/dlv: CPU time of the server / of the bench over the bursts per delivery.\n"
+        out += "srv ns/dlv, bench ns/dlv: CPU time of the server / of the bench (helpers included) over the bursts per delivery.\n"
         out += "B/watcher: server RSS growth from connecting N idle subscribed watchers, per watcher.\n"
         return out
     }
@@ -174,7 +181,8 @@ enum Report {
     static func summaryLine(_ r: RunResult) -> String {
         func f(_ v: Double?, _ d: Int) -> String { v.map { String(format: "%.\(d)f", $0) } ?? "-" }
         return "\(r.system) n=\(r.n) run \(r.run): last p50 \(f(r.closedLastMicros.p50 / 1000, 3)) ms"
-            + " p99 \(f(r.closedLastMicros.p99 / 1000, 3)) ms max \(f(r.closedLastMicros.max / 1000, 3)) ms;"
+            + " p99 \(f(r.closedLastMicros.p99 / 1000, 3)) ms max \(f(r.closedLastMicros.max / 1000, 3)) ms"
+            + " mean \(f(r.closedLastMicros.mean / 1000, 3)) ms (CPU floor \(f(r.closedCPUFloorMicros.map { $0 / 1000 }, 3)) ms);"
             + " first p50 \(f(r.closedFirstMicros.p50 / 1000, 3)) ms;"
             + " burst \(f(r.deliveriesPerSecond, 0)) deliveries/s, server \(f(r.daemonCPUNanosPerDelivery, 1)) ns/delivery,"
             + " bench \(f(r.benchCPUNanosPerDelivery, 1)) ns/delivery;"

@@ -33,6 +33,8 @@ struct RunResult: Codable {
     var loadBefore = ""
     var loadAfter = ""
     var openFileLimit = 0
+    /// Online CPUs: the server and every bench process share them (absent in older results).
+    var cores: Int?
 
     var connectSeconds = 0.0
     var connectFailures = 0
@@ -48,6 +50,15 @@ struct RunResult: Codable {
     var closedLastMicros = Percentiles()
     var closedDaemonCPUMicrosPerChange: Double?
     var closedBenchCPUMicrosPerChange = 0.0
+
+    /// The closed loop's CPU floor: server and bench CPU per change spread
+    /// over every core. While the machine's cores are the bound, no
+    /// schedule of that work finishes a change sooner on average, so a mean
+    /// latency near it says the cores bound the figure, not waiting.
+    var closedCPUFloorMicros: Double? {
+        guard let daemon = closedDaemonCPUMicrosPerChange, let cores, cores > 0 else { return nil }
+        return (daemon + closedBenchCPUMicrosPerChange) / Double(cores)
+    }
 
     /// Bursts: `burstSize` changes in one write; timed until every watcher holds all of them.
     var bursts = 0
