@@ -90,6 +90,8 @@ let package = Package(
         // Starts a redis-server of the tests' own (used by the tests only).
         .target(name: "RedisServerHarness", dependencies: ["ChildProcessHarness"], path: "Tests/RedisServerHarness"),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "UVLoop", "RedisServerHarness"]),
+        .testTarget(name: "NavSyncBackplaneTests",
+                    dependencies: ["NavSyncBackplane", "RedisClient", "UVLoop", "RedisServerHarness"]),
         .testTarget(name: "NavSyncClientTests", dependencies: ["NavSyncClient", "NavSyncCore"]),
         // The example's own screen enum is the unit tests' typed screen.
         .testTarget(name: "NavSyncKitTests", dependencies: ["NavSyncKit", "NavSyncClient", "NavSyncCore", "navsync-abc"]),

@@ -1,6 +1,7 @@
 /* The single documented exception to "only UVLoop touches libuv": hiredis
  * polls its own socket through a uv_poll_t that its adapter creates and frees
  * (on redisAsyncFree, in the handle's close callback). */
+#include <sys/ioctl.h>
 #include <uv.h>
 #include <hiredis/adapters/libuv.h>
 #include "navsync_hiredis.h"
@@ -12,10 +13,28 @@
  * connecting it checks SO_ERROR (write side), once connected a read
  * returns the error. Either way it calls our connect or disconnect
  * callback. */
+/* hiredis reads at most 16 KiB per call, and libuv reports a readable
+ * socket once per loop turn: a burst of published changes bigger than that
+ * was taken over several turns, and the daemon wrote to every watcher once
+ * per turn. Reading on while the socket holds bytes (bounded, so one busy
+ * connection cannot keep the loop) hands the whole burst to the hub in one
+ * turn, and every watcher gets it in one write. */
+enum { navsync_max_reads_per_turn = 64 };
+
+static void navsync_drain(redisLibuvEvents *p) {
+    for (int reads = 1; reads < navsync_max_reads_per_turn; reads++) {
+        if (p->context == NULL || !(p->context->c.flags & REDIS_CONNECTED)) return;
+        int pending = 0;
+        if (ioctl(p->context->c.fd, FIONREAD, &pending) != 0 || pending <= 0) return;
+        redisAsyncHandleRead(p->context);
+    }
+}
+
 static void navsync_poll(uv_poll_t *handle, int status, int events) {
     redisLibuvEvents *p = (redisLibuvEvents *)handle->data;
     if (status == 0) {
         redisLibuvPoll(handle, status, events);
+        if (events & UV_READABLE) navsync_drain(p);
         return;
     }
     if (p->context == NULL) return;

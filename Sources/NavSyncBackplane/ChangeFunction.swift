@@ -1,34 +1,41 @@
-/// The one step in Redis per change: a Redis function, loaded at every
-/// (re)connection with `FUNCTION LOAD REPLACE` and called with `FCALL`, that
-/// checks the room's revision, appends the event to the room's history
-/// stream (trimmed to about `--history` entries and `--history-bytes`),
-/// stores the new state, and publishes the event — all or nothing, because
-/// Redis runs a function without interleaving anything else. With an empty
-/// new route it only reports the room's state (a read that is checked
-/// against the same revision).
+/// The one step in Redis per round of a room's changes: a Redis function,
+/// loaded at every (re)connection with `FUNCTION LOAD REPLACE` and called
+/// with `FCALL`, that checks the room's revision (and the tag of the change
+/// that made it), then for each change of the round in order appends the
+/// event to the room's history stream and publishes it, stores the room's
+/// new state, and trims the stream to about `--history` entries and
+/// `--history-bytes` — all or nothing, because Redis runs a function without
+/// interleaving anything else. With no change it only reports the room's
+/// state (a read checked against the same precondition).
+///
+/// A round is one call, not one call per change: Redis then reads a
+/// client's burst in one go, and fsyncs (`appendfsync always`) and sends
+/// its events to every daemon together, so each daemon writes the burst to
+/// its watchers in one write each.
 ///
 /// It touches the room's two keys only, both under the room's hash tag, so
 /// Redis Cluster could run it on the node holding the room. The fleet-wide
 /// room count (`--max-rooms`) is a second, small function on the fleet's
 /// room set (`admit`), called before a room's first change.
 ///
-/// The history entry is appended first: it is the only step that can fail
-/// (an id below the stream's last), and a failed function must leave
-/// nothing changed.
+/// The first history entry is appended first: it is the only step that can
+/// fail (an id below the stream's last; the later entries' ids are above
+/// it), and a failed function must leave nothing changed.
 enum ChangeFunction {
     /// Named per version of its arguments: a daemon of an older version
     /// beside newer ones keeps calling its own function, instead of
     /// replacing theirs.
-    static let library = "navsync_v3"
-    static let name = "navsync_change_v3"
-    static let admitName = "navsync_admit_v3"
+    static let library = "navsync_v4"
+    static let name = "navsync_change_v4"
+    static let admitName = "navsync_admit_v4"
 
     static let source = """
-        #!lua name=navsync_v3
+        #!lua name=navsync_v4
         -- change: KEYS: room state hash, room history stream (one hash tag)
-        -- ARGV: epoch, room, expected rev, expected tag ('*' = any), new route
-        --       ('' = report only), op, new rev, new tag, history length,
-        --       changes channel, history bytes
+        -- ARGV: epoch, room, expected rev, expected tag ('*' = any), history
+        --       length, changes channel, history bytes, then for each change
+        --       of the round in order: new rev, op, new route, new tag
+        --       (no change: report only)
         local function entry_bytes(fields)
           local n = 0
           for i = 2, #fields, 2 do n = n + #fields[i] end
@@ -65,16 +72,21 @@ enum ChangeFunction {
           if rev ~= args[3] or (args[4] ~= '*' and tag ~= args[4]) then
             return {'moved', rev, route, tag}
           end
-          if args[5] == '' then
+          if #args < 11 then
             return {'same', rev, route, tag}
           end
-          redis.call('XADD', keys[2], args[7] .. '-0', 'op', args[6], 'route', args[5], 'tag', args[8])
-          redis.call('HSET', keys[1], 'rev', args[7], 'route', args[5], 'tag', args[8])
-          redis.call('HINCRBY', keys[1], 'hbytes', #args[6] + #args[5] + #args[8])
-          trim(keys, tonumber(args[9]), tonumber(args[11]))
-          redis.call('PUBLISH', args[10], args[1] .. ' ' .. args[2] .. ' ' .. args[7] .. ' '
-                     .. args[8] .. ' ' .. args[6] .. ' ' .. args[5])
-          return {'applied', args[7], args[5]}
+          local added = 0
+          for i = 8, #args - 3, 4 do
+            redis.call('XADD', keys[2], args[i] .. '-0', 'op', args[i + 1], 'route', args[i + 2], 'tag', args[i + 3])
+            added = added + #args[i + 1] + #args[i + 2] + #args[i + 3]
+            redis.call('PUBLISH', args[6], args[1] .. ' ' .. args[2] .. ' ' .. args[i] .. ' '
+                       .. args[i + 3] .. ' ' .. args[i + 1] .. ' ' .. args[i + 2])
+          end
+          local last = #args - 3
+          redis.call('HSET', keys[1], 'rev', args[last], 'route', args[last + 2], 'tag', args[last + 3])
+          redis.call('HINCRBY', keys[1], 'hbytes', added)
+          trim(keys, tonumber(args[5]), tonumber(args[7]))
+          return {'applied', args[last]}
         end
         -- admit: KEYS: the fleet's room set; ARGV: room, max rooms.
         -- 'known' or 'added' (the room may hold state), or 'full'.
@@ -84,8 +96,8 @@ enum ChangeFunction {
           redis.call('SADD', keys[1], args[1])
           return 'added'
         end
-        redis.register_function('navsync_change_v3', change)
-        redis.register_function('navsync_admit_v3', admit)
+        redis.register_function('navsync_change_v4', change)
+        redis.register_function('navsync_admit_v4', admit)
         """
 
     /// What a change expects to find: the room's revision and the tag of the
@@ -110,12 +122,27 @@ enum ChangeFunction {
         var bytes: Int
     }
 
-    /// The `FCALL` for one room: `route` nil only reports the state.
+    /// One change of a round: the route it makes, its op and its tag; its
+    /// revision is the one after the change before it.
+    struct Step: Equatable {
+        var route: String
+        var op: String
+        var tag: String
+    }
+
+    /// The `FCALL` for one round of a room's changes, in order, each
+    /// judged against the state the one before it makes; no change only
+    /// reports the room's state.
     static func call(keys: BackplaneKeys, epoch: String, room: String, expected: Precondition,
-                     route: String?, tag: String, op: String, history: HistoryBounds) -> [String] {
-        ["FCALL", name, "2", keys.state(room), keys.history(room),
-         epoch, room, String(expected.revision), expected.tag, route ?? "", op, String(expected.revision + 1), tag,
-         String(history.count), keys.changesChannel, String(history.bytes)]
+                     steps: [Step], history: HistoryBounds) -> [String] {
+        var call = ["FCALL", name, "2", keys.state(room), keys.history(room),
+                    epoch, room, String(expected.revision), expected.tag,
+                    String(history.count), keys.changesChannel, String(history.bytes)]
+        call.reserveCapacity(call.count + 4 * steps.count)
+        for (index, step) in steps.enumerated() {
+            call += [String(expected.revision + UInt64(index) + 1), step.op, step.route, step.tag]
+        }
+        return call
     }
 
     /// The `FCALL` that counts a room into the fleet's room set, or says the set is full.
@@ -125,6 +152,7 @@ enum ChangeFunction {
 
     /// What the function answered.
     enum Answer: Equatable {
+        /// Every change of the round is in; the last made this revision.
         case applied(revision: UInt64)
         /// The room is at this revision and route (empty route: never changed),
         /// made by the change with this tag; `matched` tells whether that was expected.
@@ -134,7 +162,7 @@ enum ChangeFunction {
             guard let parts = reply?.elements, let tag = parts.first?.text else { return nil }
             switch tag {
             case "applied":
-                guard parts.count == 3, let rev = parts[1].unsigned else { return nil }
+                guard parts.count == 2, let rev = parts[1].unsigned else { return nil }
                 self = .applied(revision: rev)
             case "moved", "same":
                 guard parts.count == 4, let rev = parts[1].unsigned, let route = parts[2].text,

@@ -78,6 +78,8 @@ public final class RedisRoomStore: RoomStore {
     private var closed = false
     /// Pushes that arrived while rooms were still being read after a connect.
     private var heldPushes: [[UInt8]]? = nil
+    /// Rooms with changes waiting and no round in flight, started at the end of the turn.
+    private var roomsAwaitingRound: [String] = []
     /// The tag of the change that made each room's view (absent: none, rev 0).
     private var viewTags: [String: String] = [:]
     /// This daemon's part of every tag it gives a change, random per start.
@@ -135,7 +137,19 @@ public final class RedisRoomStore: RoomStore {
          ("backplane_retried_changes", String(retriedChanges))]
     }
 
-    public func endOfTurn() {}
+    /// Starts the rounds of the rooms whose changes arrived this turn, so
+    /// every change read in one loop turn (a client's pipelined burst) goes
+    /// to Redis as one round instead of its first change alone and the rest
+    /// a round later.
+    public func endOfTurn() {
+        guard !roomsAwaitingRound.isEmpty else { return }
+        let rooms = roomsAwaitingRound
+        roomsAwaitingRound.removeAll(keepingCapacity: true)
+        for room in rooms {
+            tracks[room]?.roundAwaited = false
+            startRound(room)
+        }
+    }
 
     public func submit(_ change: ChangeRequest) {
         enqueue(change, tries: 0)
@@ -193,11 +207,15 @@ public final class RedisRoomStore: RoomStore {
         return daemonTag + "." + String(changeCount, radix: 36)
     }
 
-    /// Queues a change for its room's next round, or starts a round with it.
+    /// Queues a change for its room's next round; with no round in flight,
+    /// that round starts at the end of this loop turn (`endOfTurn`).
     private func enqueue(_ change: ChangeRequest, tries: Int) {
         let track = track(change.room)
         track.waiting.append((change, tries))
-        if track.inFlight == 0 { startRound(change.room) }
+        if track.inFlight == 0 && !track.roundAwaited {
+            track.roundAwaited = true
+            roomsAwaitingRound.append(change.room)
+        }
     }
 
     /// The newest state of the room this daemon knows to be real, and the
@@ -214,7 +232,7 @@ public final class RedisRoomStore: RoomStore {
     /// first ends the round (the rest waits for the next one).
     private func startRound(_ room: String) {
         guard let delegate, let track = tracks[room], track.inFlight == 0 else { return }
-        guard isUp, let commands, let epoch else {
+        guard isUp, commands != nil, epoch != nil else {
             let refused = track.waiting
             track.waiting.removeAll()
             for (change, _) in refused { delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason))) }
@@ -242,6 +260,11 @@ public final class RedisRoomStore: RoomStore {
         }
         let full = base.revision == 0 && track.admission == .full
         if full { track.admission = .unknown }
+        // The changes judged so far go as one call, after the state `from`;
+        // a confirmation Redis must give in between sends them first, so
+        // Redis sees everything in the order it was submitted.
+        var from = ChangeFunction.Precondition(revision: base.revision, tag: tag)
+        var round: [RoundChange] = []
         while !track.waiting.isEmpty {
             let (change, tries) = track.waiting.removeFirst()
             guard tries < Self.maxAttempts else {
@@ -250,12 +273,16 @@ public final class RedisRoomStore: RoomStore {
             }
             // IF against a revision the round does not start from: only Redis can tell.
             if let expected = change.ifRevision, expected != base.revision {
+                send(round, of: room, after: from)
                 confirm(change, expecting: .exactly(expected), tries: tries)
                 return
             }
             let precondition = ChangeFunction.Precondition(revision: base.revision, tag: tag)
             let outcome = rules.evaluate(change.mutation, ifRevision: change.ifRevision, against: base)
             guard case .applied(let changed) = outcome else {
+                send(round, of: room, after: from)
+                round = []
+                from = precondition
                 confirm(change, expecting: precondition, tries: tries) { outcome }
                 continue
             }
@@ -264,21 +291,37 @@ public final class RedisRoomStore: RoomStore {
                 continue
             }
             let newTag = nextTag()
-            let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: precondition,
-                                           route: changed.route, tag: newTag, op: change.mutation.op,
-                                           history: historyBounds)
-            let expected = base.revision
-            let sent = commands.send(call) { [weak self] reply in
-                self?.answered(change, changed, tag: newTag, expected: expected, reply: reply, tries: tries)
-            }
-            guard sent else {
-                delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason)))
-                continue
-            }
-            track.inFlight += 1
-            track.expectedInFlight.append(expected)
+            round.append(RoundChange(change: change, changed: changed, tag: newTag, tries: tries))
             (base, tag) = (changed, newTag)
         }
+        send(round, of: room, after: from)
+    }
+
+    /// One change of a round: the state it makes and the tag it gives it.
+    private struct RoundChange {
+        var change: ChangeRequest
+        var changed: RoomState
+        var tag: String
+        var tries: Int
+        /// The revision it is judged against.
+        var expected: UInt64 { changed.revision - 1 }
+    }
+
+    /// Sends `round` to Redis as one call of the change function, judged
+    /// from `precondition` on.
+    private func send(_ round: [RoundChange], of room: String, after precondition: ChangeFunction.Precondition) {
+        guard !round.isEmpty, let delegate else { return }
+        let steps = round.map { ChangeFunction.Step(route: $0.changed.route, op: $0.change.mutation.op, tag: $0.tag) }
+        guard let commands, let epoch,
+              commands.send(ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: precondition,
+                                                steps: steps, history: historyBounds),
+                            then: { [weak self] reply in self?.answered(round, of: room, reply: reply) }) else {
+            for item in round { delegate.changeFinished(item.change, .refused(ProtocolError(.unavailable, downReason))) }
+            return
+        }
+        let track = track(room)
+        track.inFlight += round.count
+        track.expectedInFlight += round.map(\.expected)
     }
 
     /// Asks the fleet's room set to count the room (`--max-rooms` across the
@@ -321,22 +364,35 @@ public final class RedisRoomStore: RoomStore {
         }
     }
 
-    private func answered(_ change: ChangeRequest, _ changed: RoomState, tag: String, expected: UInt64,
-                          reply: RedisReply?, tries: Int) {
+    /// Redis's answer to a round: every change applied, or none (the room
+    /// had moved: each is judged again in the next round).
+    private func answered(_ round: [RoundChange], of room: String, reply: RedisReply?) {
+        var answer = ChangeFunction.Answer(reply)
+        if case .applied(let revision) = answer, let last = round.last, revision != last.changed.revision {
+            fault("redis applied revision \(revision) where \(last.changed.revision) was sent")
+            answer = nil
+        }
+        for item in round {
+            if case .applied = answer {
+                answered(item, .applied(revision: item.changed.revision), reply: reply)
+            } else {
+                answered(item, answer, reply: reply)
+            }
+        }
+    }
+
+    private func answered(_ item: RoundChange, _ answer: ChangeFunction.Answer?, reply: RedisReply?) {
         guard let delegate else { return }
+        let (change, changed, tag, tries) = (item.change, item.changed, item.tag, item.tries)
         let room = change.room
         let track = track(room)
-        track.removeInFlight(expected)
+        track.removeInFlight(item.expected)
         defer {
             roundStepDone(room)
             releaseParked(room)
         }
-        switch ChangeFunction.Answer(reply) {
+        switch answer {
         case .applied(let revision):
-            guard revision == changed.revision else {
-                fault("redis applied revision \(revision) where \(changed.revision) was sent")
-                return
-            }
             // The next round starts from here, even before the event arrives.
             learned(room, changed, tag: tag)
             let view = viewState(room).revision
@@ -383,8 +439,8 @@ public final class RedisRoomStore: RoomStore {
                          decided: (() -> ChangeOutcome)? = nil) {
         guard let delegate, let commands, let epoch else { return }
         let room = change.room
-        let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: expected, route: nil,
-                                       tag: "", op: change.mutation.op, history: historyBounds)
+        let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: expected, steps: [],
+                                       history: historyBounds)
         let sent = commands.send(call) { [weak self] reply in
             guard let self, let delegate = self.delegate else { return }
             defer {

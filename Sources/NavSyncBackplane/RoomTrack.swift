@@ -12,6 +12,8 @@ final class RoomTrack {
     /// Requests of the round in flight not answered yet (the room set's
     /// answer to `admit` counts as one).
     var inFlight = 0
+    /// Listed to start a round at the end of this loop turn.
+    var roundAwaited = false
     /// Whether the fleet's room set counts this room (asked before a round
     /// that would give it its first state).
     var admission = Admission.unknown
@@ -36,7 +38,7 @@ final class RoomTrack {
     var acknowledged: [UInt64: ChangeRequest] = [:]
 
     var isIdle: Bool {
-        inFlight == 0 && waiting.isEmpty && retrying.isEmpty && expectedInFlight.isEmpty && parked.isEmpty
+        inFlight == 0 && !roundAwaited && waiting.isEmpty && retrying.isEmpty && expectedInFlight.isEmpty && parked.isEmpty
             && !filling && acknowledged.isEmpty
     }
 
