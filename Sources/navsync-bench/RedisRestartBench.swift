@@ -56,6 +56,8 @@ final class RedisRestartBench {
         var firstAcknowledgedMs = 0.0
         /// The same per daemon, in the order of the ports.
         var firstAcknowledgedPerDaemonMs: [Double] = []
+        /// From ready until each room's first acknowledged change (ms, over the rooms).
+        var roomFirstAcknowledgedMs = Percentiles()
         /// From ready until each watcher held its room's first revision acknowledged after ready (ms).
         var catchUpMs = Percentiles()
         /// The longest catch-up among each daemon's watchers, in the order of the ports.
@@ -69,6 +71,13 @@ final class RedisRestartBench {
         var gaps = 0
         var lostRevisions = 0
         var acknowledgedAfterReady = 0
+        /// Over the catch-up (ready until the last watcher caught up): the lines
+        /// the watchers read, and CPU time of the bench, of each daemon and of
+        /// Redis, to tell a catch-up bound by a busy process from one spent waiting.
+        var linesToWatchersDuringCatchUp = 0
+        var benchCPUDuringCatchUpMs = 0.0
+        var daemonsCPUDuringCatchUpMs: [Double] = []
+        var redisCPUDuringCatchUpMs = 0.0
         var load = ""
     }
 
@@ -85,6 +94,7 @@ final class RedisRestartBench {
         var acknowledged: UInt64 = 0
         var acknowledgedAtReady: UInt64 = 0
         var firstAfterReady: UInt64?
+        var firstAfterReadyAt: UInt64?
 
         init(room: Int, daemon: Int, loop: EventLoop) {
             self.room = room
@@ -133,6 +143,8 @@ final class RedisRestartBench {
     private var killedAt: UInt64 = 0
     private var readyAt: UInt64 = 0
     private var firstAcknowledgedAt: [UInt64?]
+    /// CPU (ns) of the bench, each daemon and Redis when Redis was ready again.
+    private var cpuAtReady: [UInt64] = []
 
     init(loop: EventLoop, options: Options, finish: @escaping (Swift.Result<Result, BenchError>) -> Void) {
         self.loop = loop
@@ -253,6 +265,7 @@ final class RedisRestartBench {
         result.redisDownMs = milliseconds(from: killedAt, to: readyAt)
         phase = .catchingUp
         for writer in writers { writer.acknowledgedAtReady = writer.acknowledged }
+        cpuAtReady = cpuNow()
         progress("redis answers again \(format(result.redisDownMs, 1)) ms after the kill; waiting for every watcher")
     }
 
@@ -342,6 +355,7 @@ final class RedisRestartBench {
         if firstAcknowledgedAt[writer.daemon] == nil { firstAcknowledgedAt[writer.daemon] = now }
         guard writer.firstAfterReady == nil else { return }
         writer.firstAfterReady = revision
+        writer.firstAfterReadyAt = now
         // Acknowledged before ready and not beyond the first revision after it: gone.
         if revision <= writer.acknowledgedAtReady {
             result.lostRevisions += Int(writer.acknowledgedAtReady - revision + 1)
@@ -386,7 +400,9 @@ final class RedisRestartBench {
 
     private func read(_ bytes: UnsafeRawBufferPointer, _ watcher: Watcher) {
         var failure: String?
+        var linesRead = 0
         watcher.lines.scan(bytes) { line in
+            linesRead += 1
             switch ServerReply(line: line) {
             case .state(let revision):
                 watcher.statesSeen += 1
@@ -414,6 +430,7 @@ final class RedisRestartBench {
             fail(failure)
             return
         }
+        if phase == .catchingUp { result.linesToWatchersDuringCatchUp += linesRead }
         guard phase >= .catchingUp, phase < .done, watcher.caughtUpAt == nil else { return }
         let now = ProcStats.nowNanoseconds()
         if let target = writers[watcher.room].firstAfterReady {
@@ -423,10 +440,19 @@ final class RedisRestartBench {
         }
     }
 
+    /// CPU time so far of the bench, each daemon and Redis (ns; 0 when unreadable).
+    private func cpuNow() -> [UInt64] {
+        [ProcStats.ownCPUNanoseconds()] + (daemons + [redis]).map { ProcStats.schedCPUNanoseconds(pid: $0.pid) ?? 0 }
+    }
+
     private func caughtUp(_ watcher: Watcher, at time: UInt64) {
         watcher.caughtUpAt = time
         result.caughtUp += 1
         guard result.caughtUp == watchers.count else { return }
+        let spent = zip(cpuNow(), cpuAtReady).map { Double($0 &- $1) / 1e6 }
+        result.benchCPUDuringCatchUpMs = spent[0]
+        result.daemonsCPUDuringCatchUpMs = Array(spent[1...daemons.count])
+        result.redisCPUDuringCatchUpMs = spent[daemons.count + 1]
         phase = .settling
         progress("every watcher caught up; checking the streams \(options.settleMilliseconds) ms more")
         phaseTimer.start(afterMilliseconds: options.settleMilliseconds) { [unowned self] in self.complete() }
@@ -448,6 +474,7 @@ final class RedisRestartBench {
         result.firstAcknowledgedMs = times.filter { $0 >= 0 }.min() ?? -1
         let waits = watchers.map { watcher in (watcher.daemon, watcher.caughtUpAt.map { milliseconds(from: readyAt, to: $0) }) }
         result.catchUpMs = Percentiles(waits.compactMap(\.1))
+        result.roomFirstAcknowledgedMs = Percentiles(writers.compactMap { $0.firstAfterReadyAt.map { milliseconds(from: readyAt, to: $0) } })
         result.catchUpMaxPerDaemonMs = daemons.indices.map { daemon in
             waits.filter { $0.0 == daemon }.compactMap(\.1).max() ?? -1
         }
@@ -484,10 +511,13 @@ final class RedisRestartBench {
         "redis-restart n=\(r.watchers) rooms=\(r.rooms) daemons=\(r.daemons) appendfsync \(r.fsync):"
             + " redis back \(format(r.redisDownMs, 1)) ms after kill -9 (AOF \(r.aofBytes / 1024) KiB);"
             + " first ack \(format(r.firstAcknowledgedMs, 1)) ms after (per daemon \(r.firstAcknowledgedPerDaemonMs.map { format($0, 0) }.joined(separator: "/")));"
+            + " rooms' first ack p50 \(format(r.roomFirstAcknowledgedMs.p50, 1)) max \(format(r.roomFirstAcknowledgedMs.max, 1)) ms;"
             + " watchers caught up p50 \(format(r.catchUpMs.p50, 1)) p99 \(format(r.catchUpMs.p99, 1)) max \(format(r.catchUpMs.max, 1)) ms"
             + " (\(r.caughtUp)/\(r.watchers); max per daemon \(r.catchUpMaxPerDaemonMs.map { format($0, 0) }.joined(separator: "/")));"
             + " \(r.unavailable) unavailable, \(r.resyncs) resyncs, \(r.gaps) gaps,"
-            + " \(r.lostRevisions) lost of \(r.acknowledgedBeforeKill) acknowledged"
+            + " \(r.lostRevisions) lost of \(r.acknowledgedBeforeKill) acknowledged;"
+            + " during the catch-up \(r.linesToWatchersDuringCatchUp) lines to watchers, CPU ms bench \(format(r.benchCPUDuringCatchUpMs, 0))"
+            + " daemons \(r.daemonsCPUDuringCatchUpMs.map { format($0, 0) }.joined(separator: "/")) redis \(format(r.redisCPUDuringCatchUpMs, 0))"
     }
 
     static let usage = """
