@@ -50,6 +50,11 @@ public final class RedisRoomStore: RoomStore {
     /// Backoff between reconnection attempts, doubling up to the cap.
     static let firstRetryMilliseconds: UInt64 = 100
     static let maxRetryMilliseconds: UInt64 = 2_000
+    /// While Redis answers `LOADING` (it is up and reading its AOF or
+    /// snapshot) it is asked again this often, without backing off: it will
+    /// be ready any moment, and every millisecond after that is a wait for
+    /// the fleet's watchers and writers.
+    static let loadingRetryMilliseconds: UInt64 = 20
     /// How often the epoch is read while up: notices a FLUSHALL with no
     /// change going on, and a Redis that stopped answering.
     static let heartbeatMilliseconds: UInt64 = 1_000
@@ -73,6 +78,8 @@ public final class RedisRoomStore: RoomStore {
     private var retryTimer: LoopTimer?
     private var heartbeat: LoopTimer?
     private var retryDelay = firstRetryMilliseconds
+    /// The last attempt found Redis loading its data: the next one comes soon.
+    private var redisIsLoading = false
     private var outageStartedAt: UInt64?
     private var startCompletion: ((StartError?) -> Void)?
     private var closed = false
@@ -573,7 +580,10 @@ public final class RedisRoomStore: RoomStore {
             guard let self else { return }
             track.filling = false
             guard let entries = reply?.elements else {
-                if reply != nil { self.log.error("backplane: history of room \(room) unreadable: \(Self.describe(reply))") }
+                // No reply: the connection is gone, and the reconnect reads every room again.
+                guard reply != nil else { return }
+                self.log.error("backplane: history of room \(room) unreadable (\(Self.describe(reply))); reading its state instead")
+                self.replaceFromRedis(room, then: then)
                 return
             }
             var changes: [PublishedChange] = []
@@ -620,7 +630,17 @@ public final class RedisRoomStore: RoomStore {
         commands.send(["HMGET", keys.state(room), "rev", "route", "tag"]) { [weak self] reply in
             guard let self else { return }
             track.filling = false
-            guard let parts = reply?.elements, parts.count == 3 else { return }
+            guard let parts = reply?.elements, parts.count == 3 else {
+                guard reply != nil else { return }
+                // A key of the wrong type, or an error: the room cannot be
+                // read, nor changed (the change function fails on it too).
+                // Its watchers keep the last state they were given; the
+                // rest of the fleet's rooms carry on.
+                self.roomUnreadable(room, reply)
+                then?()
+                self.releaseParked(room)
+                return
+            }
             let rev = parts[0].unsigned ?? 0
             let state = rev == 0 ? nil : self.state(revision: rev, route: parts[1].text ?? "", room: room)
             if rev != 0 && state == nil { return }
@@ -628,6 +648,15 @@ public final class RedisRoomStore: RoomStore {
             then?()
             self.releaseParked(room)
         }
+    }
+
+    /// One room's keys answer with an error or the wrong type: said in the
+    /// log, and its parked events are dropped (they cannot be placed). One
+    /// broken room must not keep the store down or hold up the others.
+    private func roomUnreadable(_ room: String, _ reply: RedisReply?) {
+        log.error("backplane: room \(room) cannot be read from redis (\(Self.describe(reply))); "
+                  + "its watchers stay at revision \(viewState(room).revision) until its keys are repaired")
+        tracks[room]?.parked.removeAll()
     }
 
     private func replace(_ room: String, with state: RoomState?, tag: String) {
@@ -689,6 +718,7 @@ public final class RedisRoomStore: RoomStore {
         let step = { [weak self] (what: String, reply: RedisReply?, next: () -> Void) in
             guard let self, current == self.generation else { return }
             if let error = reply?.errorText {
+                self.redisIsLoading = error.hasPrefix("LOADING")
                 self.refuse("redis refused \(what): \(error)")
                 return
             }
@@ -811,7 +841,12 @@ public final class RedisRoomStore: RoomStore {
             }
             for room in names.sorted() {
                 commands.send(["HMGET", self.keys.state(room), "rev", "route", "tag"]) { reply in
-                    guard current == self.generation, let parts = reply?.elements, parts.count == 3 else { return }
+                    guard current == self.generation, reply != nil else { return }
+                    guard let parts = reply?.elements, parts.count == 3 else {
+                        self.roomUnreadable(room, reply)
+                        oneDone()
+                        return
+                    }
                     self.reconcile(room, rev: parts[0].unsigned ?? 0, route: parts[1].text ?? "", tag: parts[2].text ?? "",
                                    then: oneDone)
                 }
@@ -941,8 +976,14 @@ public final class RedisRoomStore: RoomStore {
     private func scheduleReconnect() {
         retryTimer?.close()
         let timer = LoopTimer(loop: loop)
-        let delay = retryDelay
-        retryDelay = min(retryDelay * 2, Self.maxRetryMilliseconds)
+        let delay: UInt64
+        if redisIsLoading {
+            redisIsLoading = false
+            delay = Self.loadingRetryMilliseconds
+        } else {
+            delay = retryDelay
+            retryDelay = min(retryDelay * 2, Self.maxRetryMilliseconds)
+        }
         timer.start(afterMilliseconds: delay) { [weak self, timer] in
             timer.close()
             self?.connect()

@@ -399,6 +399,26 @@ final class BackplaneTests: XCTestCase {
                        "a room's keys under its hash tag; three fleet-wide keys")
     }
 
+    func test_fleet_roomWithBrokenKeys_daemonStarts_otherRoomsWork_andItsChangesAreRefused() throws {
+        // A room's state key of the wrong type (written by hand, or by
+        // something else sharing the prefix): reading every room at start
+        // must not wait for ever on it.
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        _ = try redis.cli(["SADD", "navsync:rooms", "broken"])
+        _ = try redis.cli(["SET", "navsync:{broken}:state", "not a hash"])
+        let daemon = try DaemonProcess(arguments: ["--backplane", redis.url])
+        defer { daemon.stop() }
+        XCTAssertTrue(try waitUntil { daemon.log.contains("room broken cannot be read from redis") }, daemon.log)
+        let client = try daemon.connect()
+        XCTAssertEqual(try client.request("PUSH blue"), "OK 1", "the other rooms work")
+        XCTAssertEqual(try client.request("JOIN broken"), "STATE 0 /red", "the last state this daemon knows")
+        let refused = try client.request("PUSH green")
+        XCTAssertTrue(refused.hasPrefix("ERR unavailable"), refused)
+        XCTAssertTrue(refused.contains("WRONGTYPE"), "says why: \(refused)")
+        XCTAssertEqual(try client.request("PING"), "PONG", "the connection stays usable")
+    }
+
     func test_fleet_prefixesIsolateFleets_onOneRedis() throws {
         let redis = try RedisServerProcess()
         defer { redis.remove() }
