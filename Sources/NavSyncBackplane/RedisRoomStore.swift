@@ -48,8 +48,8 @@ public final class RedisRoomStore: RoomStore {
     }
 
     /// Backoff between reconnection attempts, doubling up to the cap.
-    static let firstRetryMilliseconds: UInt64 = 100
-    static let maxRetryMilliseconds: UInt64 = 2_000
+    static let firstRetryMilliseconds: UInt64 = 50
+    static let maxRetryMilliseconds: UInt64 = 1_000
     /// While Redis answers `LOADING` (it is up and reading its AOF or
     /// snapshot) it is asked again this often, without backing off: it will
     /// be ready any moment, and every millisecond after that is a wait for
