@@ -13,7 +13,9 @@
 #
 # Results: bench/results/fleet/*.json, table in bench/results/fleet/table.txt.
 # Knobs (environment): NS, FSYNCS, RUNS, M, K, W, WINDOW, CHANGES, BIN, OUT,
-# PORT_BASE, PER_PROCESS (watchers per bench process).
+# PORT_BASE, PER_PROCESS (watchers per bench process), BASE_BIN (a directory
+# holding an older navsyncd: its fleet rows are measured in the same run,
+# labelled base-fleet-FSYNC, beside this build's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,10 +57,11 @@ trap 'exit 130' INT TERM
 port=$PORT_BASE
 next_port() { port=$((port + 1)); }
 
-# start_fleet FSYNC: a fresh Redis (AOF, FSYNC) in a temporary directory and
-# three daemons on it; sets REDIS_PID, DAEMON_PIDS, DAEMON_PORTS.
+# start_fleet FSYNC [DAEMON_DIR]: a fresh Redis (AOF, FSYNC) in a temporary
+# directory and three daemons (from DAEMON_DIR, default BIN) on it; sets
+# REDIS_PID, DAEMON_PIDS, DAEMON_PORTS.
 start_fleet() {
-    local fsync=$1 dir
+    local fsync=$1 daemon_dir=${2:-$BIN} dir
     dir=$(mktemp -d "$LOGS/redis.XXXXXX")
     next_port; local redis_port=$port
     redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --appendfsync "$fsync" \
@@ -68,7 +71,7 @@ start_fleet() {
     DAEMON_PIDS=(); DAEMON_PORTS=()
     for i in 1 2 3; do
         next_port
-        "$BIN/navsyncd" --listen "127.0.0.1:$port" --backplane "redis://127.0.0.1:$redis_port" \
+        "$daemon_dir/navsyncd" --listen "127.0.0.1:$port" --backplane "redis://127.0.0.1:$redis_port" \
             --max-clients 20000 --log-level warn 2>"$LOGS/daemon-$port.log" &
         DAEMON_PIDS+=($!); DAEMON_PORTS+=("$port"); STARTED+=($!)
     done
@@ -137,6 +140,11 @@ for run in $(seq 1 "$RUNS"); do
             start_fleet "$fsync"
             fanout "fleet-$fsync" "$n" "$run"
             stop_fleet
+            if [ -n "${BASE_BIN:-}" ]; then
+                start_fleet "$fsync" "$BASE_BIN"
+                fanout "base-fleet-$fsync" "$n" "$run"
+                stop_fleet
+            fi
         done
     done
 done
@@ -151,12 +159,14 @@ writers single own "$single" "$port"
 writers single one "$single" "$port"
 stop_pids "$single"
 for fsync in $FSYNCS; do
-    start_fleet "$fsync"
-    writers "fleet-$fsync" own "$(join "${DAEMON_PIDS[@]}" "$REDIS_PID")" "${DAEMON_PORTS[@]}"
-    stop_fleet
-    start_fleet "$fsync"
-    writers "fleet-$fsync" one "$(join "${DAEMON_PIDS[@]}" "$REDIS_PID")" "${DAEMON_PORTS[@]}"
-    stop_fleet
+    for build in "$BIN" ${BASE_BIN:+"$BASE_BIN"}; do
+        label="fleet-$fsync"; [ "$build" = "$BIN" ] || label="base-fleet-$fsync"
+        for rooms in own one; do
+            start_fleet "$fsync" "$build"
+            writers "$label" "$rooms" "$(join "${DAEMON_PIDS[@]}" "$REDIS_PID")" "${DAEMON_PORTS[@]}"
+            stop_fleet
+        done
+    done
 done
 
 # Redis killed (-9) and restarted under load: how long the watchers wait (bench/redis-restart.sh).

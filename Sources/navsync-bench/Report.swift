@@ -79,7 +79,8 @@ enum Report {
         }
         rows.sort { a, b in
             if a.n != b.n { return a.n < b.n }
-            return (order.firstIndex(of: a.system) ?? 99) < (order.firstIndex(of: b.system) ?? 99)
+            let (ra, rb) = (order.firstIndex(of: a.system) ?? 99, order.firstIndex(of: b.system) ?? 99)
+            return ra != rb ? ra < rb : a.system < b.system
         }
 
         let encoder = JSONEncoder()
@@ -129,6 +130,11 @@ enum Report {
         if !ratioLines.isEmpty {
             out += "\nnavsync vs redis (ratios of medians; deliveries/s wants > 1, the rest < 1):\n"
             out += ratioLines.joined(separator: "\n") + "\n"
+        }
+        // A fleet measured with an older daemon in the same run (bench/fleet.sh BASE_BIN).
+        for system in Array(Set(rows.map(\.system))).sorted() where rows.contains(where: { $0.system == "base-" + system }) {
+            let lines = ratios(of: system, against: "base-" + system, at: ns, in: rows, otherLabel: "")
+            out += "\n\(system) (this build) vs base-\(system) (BASE_BIN, same run):\n" + lines.joined(separator: "\n") + "\n"
         }
         if !webSocketLines.isEmpty {
             out += "\nnavsync-ws (watchers on WebSocket) vs navsync (watchers on TCP), same run:\n"
