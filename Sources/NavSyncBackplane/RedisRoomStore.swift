@@ -374,10 +374,13 @@ public final class RedisRoomStore: RoomStore {
     /// Redis's answer to a round: every change applied, or none (the room
     /// had moved: each is judged again in the next round).
     private func answered(_ round: [RoundChange], of room: String, reply: RedisReply?) {
-        var answer = ChangeFunction.Answer(reply)
+        let answer = ChangeFunction.Answer(reply)
         if case .applied(let revision) = answer, let last = round.last, revision != last.changed.revision {
+            // Out of step with what was sent: the connection is started
+            // over, and the round is answered as one cut off with it.
             fault("redis applied revision \(revision) where \(last.changed.revision) was sent")
-            answer = nil
+            for item in round { answered(item, nil, reply: nil) }
+            return
         }
         for item in round {
             if case .applied = answer {
