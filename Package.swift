@@ -88,7 +88,7 @@ let package = Package(
         // Bounded waits for the tests' child processes, shared by every harness that starts one.
         .target(name: "ChildProcessHarness", path: "Tests/ChildProcessHarness"),
         // Starts a redis-server of the tests' own (used by the tests only).
-        .target(name: "RedisServerHarness", dependencies: ["ChildProcessHarness"], path: "Tests/RedisServerHarness"),
+        .target(name: "RedisServerHarness", dependencies: ["ChildProcessHarness", "UVLoop"], path: "Tests/RedisServerHarness"),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "UVLoop", "RedisServerHarness"]),
         .testTarget(name: "NavSyncBackplaneTests",
                     dependencies: ["NavSyncBackplane", "RedisClient", "UVLoop", "RedisServerHarness"]),

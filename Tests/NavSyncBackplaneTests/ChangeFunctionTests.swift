@@ -29,7 +29,7 @@ final class ChangeFunctionTests: XCTestCase {
                 var ready = false
                 let connection = RedisConnection(loop: loop, endpoint: RedisEndpoint(url: redis.url)!,
                                                  onReady: { ready = true }, onGone: { _ in })
-                test.run(loop) { ready }
+                loop.runUntil { ready }
                 XCTAssertTrue(ready, "connected to redis")
                 return connection
             }
@@ -45,22 +45,22 @@ final class ChangeFunctionTests: XCTestCase {
                 }
                 self.messages.append(text)
             }
-            test.run(loop) { subscribed }
-            let loaded = try XCTUnwrap(send(test, ["FUNCTION", "LOAD", "REPLACE", ChangeFunction.source]))
+            loop.runUntil { subscribed }
+            let loaded = try XCTUnwrap(send(["FUNCTION", "LOAD", "REPLACE", ChangeFunction.source]))
             XCTAssertEqual(loaded.text, ChangeFunction.library, "\(loaded)")
         }
 
-        func send(_ test: ChangeFunctionTests, _ command: [String]) -> RedisReply? {
+        func send(_ command: [String]) -> RedisReply? {
             var answer: RedisReply??
             XCTAssertTrue(commands.send(command) { answer = .some($0) })
-            test.run(loop) { answer != nil }
+            loop.runUntil { answer != nil }
             return answer ?? nil
         }
 
         /// Runs the loop a little longer, so that any message published by now has arrived.
         func settle(_ test: ChangeFunctionTests) {
-            _ = send(test, ["PUBLISH", test.keys.changesChannel, "marker"])
-            test.run(loop) { self.messages.last == "marker" }
+            _ = send(["PUBLISH", test.keys.changesChannel, "marker"])
+            loop.runUntil { self.messages.last == "marker" }
             messages.removeAll { $0 == "marker" }
         }
 
@@ -72,28 +72,18 @@ final class ChangeFunctionTests: XCTestCase {
         }
     }
 
-    fileprivate func run(_ loop: EventLoop, upTo milliseconds: UInt64 = 5_000, until done: @escaping () -> Bool) {
-        let deadline = LoopTimer(loop: loop)
-        deadline.start(afterMilliseconds: milliseconds) { loop.stop() }
-        let check = LoopTimer(loop: loop)
-        check.start(afterMilliseconds: 1, repeatMilliseconds: 1) { if done() { loop.stop() } }
-        loop.run()
-        deadline.close()
-        check.close()
-    }
-
     private func steps(_ routes: [String], from first: Int = 1) -> [ChangeFunction.Step] {
         routes.enumerated().map { ChangeFunction.Step(route: $1, op: "push", tag: "d.\(first + $0)") }
     }
 
     private func round(_ fixture: Fixture, after expected: ChangeFunction.Precondition,
                        _ steps: [ChangeFunction.Step]) -> RedisReply? {
-        fixture.send(self, ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: expected,
+        fixture.send(ChangeFunction.call(keys: keys, epoch: epoch, room: room, expected: expected,
                                                steps: steps, history: bounds))
     }
 
     private func historyIDs(_ fixture: Fixture) -> [String] {
-        fixture.send(self, ["XRANGE", keys.history(room), "-", "+"])?.elements?.compactMap { $0.elements?.first?.text } ?? []
+        fixture.send(["XRANGE", keys.history(room), "-", "+"])?.elements?.compactMap { $0.elements?.first?.text } ?? []
     }
 
     func test_changeFunction_round_appliesEveryChangeInOrder_oneEntryAndOneMessageEach() throws {
@@ -101,7 +91,7 @@ final class ChangeFunctionTests: XCTestCase {
         let reply = round(fixture, after: .exactly(0), steps(["A", "A/B", "A/B/C"]))
         XCTAssertEqual(ChangeFunction.Answer(reply), .applied(revision: 3), "\(String(describing: reply))")
         XCTAssertEqual(historyIDs(fixture), ["1-0", "2-0", "3-0"])
-        let state = fixture.send(self, ["HMGET", keys.state(room), "rev", "route", "tag"])?.elements?.map(\.text)
+        let state = fixture.send(["HMGET", keys.state(room), "rev", "route", "tag"])?.elements?.map(\.text)
         XCTAssertEqual(state, ["3", "A/B/C", "d.3"])
         fixture.settle(self)
         XCTAssertEqual(fixture.messages, ["e1 main 1 d.1 push A", "e1 main 2 d.2 push A/B", "e1 main 3 d.3 push A/B/C"])
@@ -128,7 +118,7 @@ final class ChangeFunctionTests: XCTestCase {
             XCTAssertEqual(ChangeFunction.Answer(reply), .state(revision: 2, route: "A/B", tag: "d.2", matched: false), why)
         }
         XCTAssertEqual(historyIDs(fixture), ["1-0", "2-0"], "no entry appended")
-        XCTAssertEqual(fixture.send(self, ["HGET", keys.state(room), "route"])?.text, "A/B", "state untouched")
+        XCTAssertEqual(fixture.send(["HGET", keys.state(room), "route"])?.text, "A/B", "state untouched")
         fixture.settle(self)
         XCTAssertEqual(fixture.messages, [], "nothing published")
     }
@@ -149,12 +139,12 @@ final class ChangeFunctionTests: XCTestCase {
         // A history entry the state does not know of (written by hand here):
         // the round's first entry cannot go in, and neither may the rest.
         let fixture = try Fixture(test: self)
-        _ = fixture.send(self, ["XADD", keys.history(room), "5-0", "op", "push", "route", "Z", "tag", "x"])
+        _ = fixture.send(["XADD", keys.history(room), "5-0", "op", "push", "route", "Z", "tag", "x"])
         let reply = round(fixture, after: .exactly(0), steps(["A", "A/B", "A/B/C"]))
         XCTAssertNotNil(reply?.errorText, "\(String(describing: reply))")
         XCTAssertNil(ChangeFunction.Answer(reply))
         XCTAssertEqual(historyIDs(fixture), ["5-0"])
-        XCTAssertEqual(fixture.send(self, ["EXISTS", keys.state(room)])?.unsigned, 0, "no state stored")
+        XCTAssertEqual(fixture.send(["EXISTS", keys.state(room)])?.unsigned, 0, "no state stored")
         fixture.settle(self)
         XCTAssertEqual(fixture.messages, [], "nothing published")
     }
@@ -167,7 +157,7 @@ final class ChangeFunctionTests: XCTestCase {
             let call = ChangeFunction.call(keys: keys, epoch: epoch, room: room,
                                            expected: ChangeFunction.Precondition(revision: UInt64(revision), tag: tag),
                                            steps: steps(["A"], from: revision + 1), history: small)
-            XCTAssertEqual(ChangeFunction.Answer(fixture.send(self, call)), .applied(revision: UInt64(revision + 1)))
+            XCTAssertEqual(ChangeFunction.Answer(fixture.send(call)), .applied(revision: UInt64(revision + 1)))
             tag = "d.\(revision + 1)"
         }
         let ids = historyIDs(fixture)

@@ -5,24 +5,13 @@ import XCTest
 
 /// The hiredis-backed connection against a real redis-server of the test's own.
 final class RedisConnectionTests: XCTestCase {
-    /// Runs the loop until `done` is set or the deadline passes.
-    private func run(_ loop: EventLoop, upTo milliseconds: UInt64 = 5_000, until done: @escaping () -> Bool) {
-        let deadline = LoopTimer(loop: loop)
-        deadline.start(afterMilliseconds: milliseconds) { loop.stop() }
-        let check = LoopTimer(loop: loop)
-        check.start(afterMilliseconds: 1, repeatMilliseconds: 1) { if done() { loop.stop() } }
-        loop.run()
-        deadline.close()
-        check.close()
-    }
-
     private func connect(_ loop: EventLoop, _ redis: RedisServerProcess, timeout: UInt64 = 5_000,
                          onGone: @escaping (String) -> Void = { _ in }) throws -> RedisConnection {
         var ready = false
         let connection = RedisConnection(loop: loop, endpoint: RedisEndpoint(url: redis.url)!,
                                          replyTimeoutMilliseconds: timeout,
                                          onReady: { ready = true }, onGone: onGone)
-        run(loop) { ready }
+        loop.runUntil { ready }
         XCTAssertTrue(ready, "connected")
         return connection
     }
@@ -41,7 +30,7 @@ final class RedisConnectionTests: XCTestCase {
         connection.send(["NO-SUCH-COMMAND"]) { answers.append($0) }
         connection.send(["SET", "bytes", "a\u{0}b\r\nc"]) { answers.append($0) }
         connection.send(["GET", "bytes"]) { answers.append($0) }
-        run(loop) { answers.count == 204 }
+        loop.runUntil { answers.count == 204 }
         XCTAssertEqual(answers.prefix(200).map { $0?.unsigned }, (1...200).map { UInt64($0) })
         XCTAssertEqual(answers[200], .string(Array("200".utf8)))
         XCTAssertTrue(answers[201]?.errorText?.hasPrefix("ERR unknown command") == true, "\(String(describing: answers[201]))")
@@ -59,11 +48,11 @@ final class RedisConnectionTests: XCTestCase {
         let subscriber = try connect(loop, redis)
         var pushes: [RedisReply] = []
         XCTAssertTrue(subscriber.subscribe(["fleet:a", "fleet:b"]) { pushes.append($0) })
-        run(loop) { pushes.count == 2 }
+        loop.runUntil { pushes.count == 2 }
         XCTAssertEqual(pushes.first?.elements?.first?.text, "subscribe")
         var published = 0
         for i in 0..<50 { publisher.send(["PUBLISH", i % 2 == 0 ? "fleet:a" : "fleet:b", "m\(i)"]) { _ in published += 1 } }
-        run(loop) { pushes.count == 52 }
+        loop.runUntil { pushes.count == 52 }
         let messages = pushes.dropFirst(2).compactMap { $0.elements?[2].text }
         XCTAssertEqual(messages, (0..<50).map { "m\($0)" })
         publisher.close()
@@ -80,7 +69,7 @@ final class RedisConnectionTests: XCTestCase {
         var answers: [RedisReply?] = []
         redis.kill9()
         for _ in 0..<3 { connection.send(["PING"]) { answers.append($0) } }
-        run(loop) { !gone.isEmpty }
+        loop.runUntil { !gone.isEmpty }
         XCTAssertEqual(answers.count, 3)
         XCTAssertTrue(answers.allSatisfy { $0 == nil }, "\(answers)")
         XCTAssertEqual(gone.count, 1)
@@ -96,13 +85,13 @@ final class RedisConnectionTests: XCTestCase {
         let port = RedisServerProcess.freeLoopbackPort()
         let connection = RedisConnection(loop: loop, endpoint: .tcp(host: "127.0.0.1", port: port, database: 0),
                                          onReady: { ready = true }, onGone: { gone = $0 })
-        run(loop) { gone != nil }
+        loop.runUntil { gone != nil }
         XCTAssertFalse(ready)
         XCTAssertNotNil(gone)
         XCTAssertTrue(gone?.lowercased().contains("refused") == true, gone ?? "")
         let missing = RedisConnection(loop: loop, endpoint: .unix(path: "/nonexistent/redis.sock", database: 0),
                                       onReady: { ready = true }, onGone: { gone = "unix: " + $0 })
-        run(loop) { gone?.hasPrefix("unix: ") == true }
+        loop.runUntil { gone?.hasPrefix("unix: ") == true }
         XCTAssertTrue(gone?.hasPrefix("unix: ") == true, gone ?? "")
         connection.close()
         missing.close()
@@ -118,7 +107,7 @@ final class RedisConnectionTests: XCTestCase {
         var answers: [RedisReply?] = []
         _ = try redis.cli(["CLIENT", "PAUSE", "1000", "ALL"])
         connection.send(["GET", "x"]) { answers.append($0) }
-        run(loop) { gone != nil }
+        loop.runUntil { gone != nil }
         XCTAssertEqual(gone, "no reply within 200 ms")
         XCTAssertEqual(answers.count, 1)
         XCTAssertNil(answers.first ?? .null)
@@ -133,10 +122,10 @@ final class RedisConnectionTests: XCTestCase {
         var ready = false
         let connection = RedisConnection(loop: loop, endpoint: RedisEndpoint(url: redis.url + "/5")!,
                                          onReady: { ready = true }, onGone: { _ in })
-        run(loop) { ready }
+        loop.runUntil { ready }
         var done = false
         connection.send(["SET", "where", "five"]) { _ in done = true }
-        run(loop) { done }
+        loop.runUntil { done }
         XCTAssertEqual(try redis.cli(["-n", "5", "GET", "where"]), "five\n")
         XCTAssertEqual(try redis.cli(["GET", "where"]), "\n")
         connection.close()
