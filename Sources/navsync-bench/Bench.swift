@@ -336,6 +336,11 @@ final class Bench {
 
     // MARK: Closed loop and bursts
 
+    /// The helpers' processes: their CPU counts as the bench's.
+    private var helperPIDs: [Int32] { helperLink?.pids ?? [] }
+
+    private func markCPU() -> CPUMark { CPUMark(pids: options.pids, helpers: helperPIDs) }
+
     private func nextChange() -> [UInt8] {
         changesSent += 1
         let screen = Wire.screens[screenIndex]
@@ -344,7 +349,7 @@ final class Bench {
     }
 
     private func startRound() {
-        if phase == .closedLoop && roundsDone == 0 { cpuMark = CPUMark(pids: options.pids, helpers: helperLink?.pids ?? []) }
+        if phase == .closedLoop && roundsDone == 0 { cpuMark = markCPU() }
         let bytes = nextChange()
         target = changesSent
         reachedCount = 0
@@ -387,7 +392,7 @@ final class Bench {
             if roundsDone < options.rounds {
                 startRound()
             } else {
-                let cpu = cpuMark.elapsed(pids: options.pids, helpers: helperLink?.pids ?? [])
+                let cpu = cpuMark.elapsed(pids: options.pids, helpers: helperPIDs)
                 result.closedFirstMicros = Percentiles(firstLatencies)
                 result.closedLastMicros = Percentiles(lastLatencies)
                 result.closedBenchCPUMicrosPerChange = cpu.benchNanoseconds / 1000 / Double(options.rounds)
@@ -395,7 +400,7 @@ final class Bench {
                 progress("closed loop: last watcher p50 \(format(result.closedLastMicros.p50 / 1000, 3)) ms, p99 \(format(result.closedLastMicros.p99 / 1000, 3)) ms")
                 phase = .burst
                 progress("bursts of \(options.burstSize) changes")
-                cpuMark = CPUMark(pids: options.pids, helpers: helperLink?.pids ?? [])
+                cpuMark = markCPU()
                 startBurst()
             }
         case .burst:
@@ -406,7 +411,7 @@ final class Bench {
                 && (burstDurations.count < options.minBursts || deliveries < options.minBurstDeliveries) {
                 startBurst()
             } else {
-                let cpu = cpuMark.elapsed(pids: options.pids, helpers: helperLink?.pids ?? [])
+                let cpu = cpuMark.elapsed(pids: options.pids, helpers: helperPIDs)
                 let seconds = burstDurations.reduce(0, +)
                 result.bursts = burstDurations.count
                 result.burstDeliveries = deliveries
