@@ -78,6 +78,12 @@ final class TerminalApp {
         for number in [SIGINT, SIGTERM, SIGHUP] {
             signals.append(try SignalWatcher(loop: loop, signal: number) { [unowned self] in self.quit() })
         }
+        // A resize between ncurses reading the size (in `Terminal.init`) and
+        // the watcher above taking SIGWINCH over was signalled to nobody: the
+        // client would draw for the old width until the next resize (a tmux
+        // split right after the pane starts did exactly that). Asking the
+        // kernel once now, with the watcher in place, leaves no gap.
+        terminal.adoptKernelSize()
         let clock = LoopTimer(loop: loop)
         clock.start(afterMilliseconds: 250, repeatMilliseconds: 250) { [unowned self] in self.clockTicked() }
         self.clock = clock
