@@ -12,6 +12,7 @@ import XCTest
 final class FailedFsyncTests: XCTestCase {
     func test_failingFsync_changeRefused_nothingBroadcast_recoversWhenDiskDoes() throws {
         let library = try Self.buildFailingFsyncLibrary()
+        defer { try? FileManager.default.removeItem(atPath: library) }
         for policy in ["batch", "always"] {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }

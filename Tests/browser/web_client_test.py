@@ -11,6 +11,7 @@ its PID. Prints one line per check and the page's open-to-first-paint time.
 """
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -204,4 +205,11 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    # The daemons' logs explain a failure, so a failed run keeps them; a
+    # passing one leaves nothing behind in the temporary directory.
+    try:
+        main()
+    except BaseException:
+        print("browser: daemon logs kept in " + WORK, file=sys.stderr)
+        raise
+    shutil.rmtree(WORK, ignore_errors=True)

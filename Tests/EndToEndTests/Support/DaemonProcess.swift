@@ -14,6 +14,9 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
     /// Every address from the `listening on` lines: `127.0.0.1:40123`, `[::1]:40124`, `unix:/path`.
     private(set) var listeningAddresses: [String] = []
     let stateDirectory: String
+    /// True when this object made `stateDirectory` (no state path was given),
+    /// so it is this object's to remove.
+    private let ownsStateDirectory: Bool
 
     /// Starts the daemon and waits (bounded) for its listening line.
     /// `state`: nil = a fresh file in a temp directory; "none" = memory only.
@@ -25,7 +28,8 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
          file: StaticString = #filePath, line: UInt = #line) throws {
         stateDirectory = NSTemporaryDirectory() + "navsync-e2e-" + UUID().uuidString
         // Only a daemon given no state file gets a directory of its own.
-        if state == nil {
+        ownsStateDirectory = state == nil
+        if ownsStateDirectory {
             try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         }
         let statePath = state ?? (stateDirectory + "/state.json")
@@ -178,7 +182,13 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
         stderrPipe.fileHandleForReading.readabilityHandler = nil
     }
 
-    deinit { stop() }
+    /// Nothing can reach an owned directory once this object is gone (a
+    /// restart on the same state passes its own path), so it goes with it;
+    /// every test run used to leave one behind per daemon.
+    deinit {
+        stop()
+        if ownsStateDirectory { try? FileManager.default.removeItem(atPath: stateDirectory) }
+    }
 
     enum DaemonError: Error { case notReady(String) }
 }
