@@ -129,6 +129,14 @@ public enum LiveChildren {
         return address(current.__sigaction_handler.sa_handler) == address(onInterruption)
     }
 
+    /// True when `signal` is ignored, as in a run started under nohup or as a
+    /// shell's background job: then it is left ignored, not handled here.
+    static func isIgnored(_ signal: Int32) -> Bool {
+        var current = sigaction()
+        sigaction(signal, nil, &current)
+        return address(current.__sigaction_handler.sa_handler) == address(SIG_IGN)
+    }
+
     /// C function pointers compare by address (Swift gives them no ==).
     private static func address(_ handler: (@convention(c) (Int32) -> Void)?) -> Int {
         handler.map { unsafeBitCast($0, to: Int.self) } ?? 0
