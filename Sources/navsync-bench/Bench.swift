@@ -155,9 +155,7 @@ final class Bench {
     }
 
     private func progress(_ message: @autoclosure () -> String) {
-        guard !options.quiet else { return }
-        let text = "navsync-bench[\(options.system.rawValue) n=\(options.watchers) run \(options.runIndex)]: \(message())\n"
-        _ = text.withCString { write(2, $0, strlen($0)) }
+        writeProgress("navsync-bench[\(options.system.rawValue) n=\(options.watchers) run \(options.runIndex)]", quiet: options.quiet, message())
     }
 
     // MARK: Connecting

@@ -63,9 +63,7 @@ final class HistoryBench {
     }
 
     private func progress(_ message: @autoclosure () -> String) {
-        guard !options.quiet else { return }
-        let text = "navsync-bench history: \(message())\n"
-        _ = text.withCString { write(2, $0, strlen($0)) }
+        writeProgress("navsync-bench history", quiet: options.quiet, message())
     }
 
     private func fail(_ message: String) {

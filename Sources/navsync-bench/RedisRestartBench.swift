@@ -170,9 +170,7 @@ final class RedisRestartBench {
     }
 
     private func progress(_ message: @autoclosure () -> String) {
-        guard !options.quiet else { return }
-        let text = "navsync-bench redis-restart[n=\(options.watchers)]: \(message())\n"
-        _ = text.withCString { write(2, $0, strlen($0)) }
+        writeProgress("navsync-bench redis-restart[n=\(options.watchers)]", quiet: options.quiet, message())
     }
 
     func start() {

@@ -106,9 +106,7 @@ final class RestartBench {
     }
 
     private func progress(_ message: @autoclosure () -> String) {
-        guard !options.quiet else { return }
-        let text = "navsync-bench restart[\(options.resume ? "resume" : "plain")]: \(message())\n"
-        _ = text.withCString { write(2, $0, strlen($0)) }
+        writeProgress("navsync-bench restart[\(options.resume ? "resume" : "plain")]", quiet: options.quiet, message())
     }
 
     private func fail(_ message: String) {
