@@ -100,6 +100,9 @@ extension Server {
     /// journal appends durable (or undoes them), then writes each dirty session's output as
     /// one batch.
     public func flush() {
+        // Lines held while their session's output was over the bound run
+        // first, so their answers leave in this turn.
+        runLinesHeldForOutput()
         // The turn's changes become durable, or are undone, before any of
         // the turn's output leaves.
         store.endOfTurn()
@@ -170,7 +173,7 @@ extension Server {
             }
             if session.endReason != nil {
                 finishEnding(session, graceful: true)
-            } else if session.readingPaused && !session.pausedForStore
+            } else if session.readingPaused && !session.pausedForStore && !session.linesHeldForOutput
                         && session.pendingBytes <= config.limits.maxPendingBytes / 2 {
                 session.readingPaused = false
                 session.connection.resumeReading()

@@ -35,6 +35,8 @@ public final class Server {
     /// (kept up to date during a flush; drains between flushes are seen at
     /// the next count). Compared with `--max-output-memory`.
     var heldOutputBytes = 0
+    /// Sessions whose lines wait for their output to drain (Server+HeldLines).
+    var sessionsHoldingLines: [Session] = []
 
     // Figures for STATS.
     var eventsOut: UInt64 = 0
@@ -128,13 +130,22 @@ public final class Server {
     /// Runs the session's complete lines until one waits for the store;
     /// the rest stay in the framer until that one is answered, so replies
     /// keep the order of the commands.
+    /// Stops, too, once the session's output passes `--max-pending`: a line
+    /// is run only while what it may add is bounded (one reply), so a peer
+    /// that pipelines requests for big answers and never reads holds at most
+    /// the bound plus one reply (see Server+HeldLines).
     func runFrames(_ session: Session) {
         let outer = session.isRunningLines
         session.isRunningLines = true
-        while !session.isClosing && !session.waitingForStore, let frame = session.framer.next() {
+        defer { session.isRunningLines = outer }
+        while !session.isClosing && !session.waitingForStore {
+            if session.pendingBytes > limits.maxPendingBytes {
+                if session.framer.bufferedByteCount > 0 { holdLinesForOutput(session) }
+                return
+            }
+            guard let frame = session.framer.next() else { return }
             handle(frame, from: session)
         }
-        session.isRunningLines = outer
     }
 
     /// The peer finished sending: (1.1) it is gone, watching or not, as in
@@ -146,8 +157,8 @@ public final class Server {
     /// answer are not sent, and the connection is closed.
     public func inputEnded(_ session: Session) {
         guard !session.isClosing else { return }
-        if session.waitingForStore || session.changesInFlight > 0 {
-            // Its last lines run once the store has answered.
+        if session.waitingForStore || session.changesInFlight > 0 || session.linesHeldForOutput {
+            // Its last lines run once the store has answered, or its output has drained.
             session.inputEndedWhileWaiting = true
             return
         }

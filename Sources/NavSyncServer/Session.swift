@@ -65,6 +65,9 @@ public final class Session {
     var inputEndedWhileWaiting = false
     /// Reading was paused because lines piled up behind a change in flight.
     var pausedForStore = false
+    /// Lines wait in the framer, unrun, because this session's output passed
+    /// `--max-pending`; they run once it drains (Server+HeldLines).
+    var linesHeldForOutput = false
     /// Set when the session is ending: its outbox is sent, then it is closed.
     var endReason: CloseReason?
     var isEnded = false

@@ -44,6 +44,8 @@ final class ClientLink: Connection {
     private var inputThisTurn = 0
     /// The server asked for reading to pause (its backpressure).
     private var serverPausedReading = false
+    /// In the daemon's list of links holding input (`onHolding`).
+    private var inHoldingList = false
     private let liveCount: LiveCount
     /// Judges the first line; nil once it has.
     private var sniffer: ProtocolSniffer? = ProtocolSniffer()
@@ -104,24 +106,31 @@ final class ClientLink: Connection {
         let wasHolding = !heldInput.isEmpty
         heldInput.append(contentsOf: bytes[share...])
         stream.stopReading()
-        if !wasHolding { onHolding(self) }
+        if !wasHolding { askForTurns() }
     }
 
     /// Called once per loop turn, before the server's flush, while this link
     /// holds input: passes on this turn's share. Returns true while input is
     /// still held.
     func takeHeldInput() -> Bool {
+        inHoldingList = false
         guard let server, let session, !heldInput.isEmpty, !stream.isClosed else {
             heldInput.removeAll()
             return false
         }
+        // The server has stopped taking lines until its output drains: the
+        // held bytes wait with it, and `resumeReading` hands them on again.
+        if serverPausedReading { return false }
         inputTurn = turns.current
         let share = min(heldInput.count, Self.inputBytesPerTurn)
         inputThisTurn = share
         let chunk = heldInput[..<share]
         heldInput.removeFirst(share)
         deliver(chunk, server, session)
-        if !heldInput.isEmpty && !stream.isClosed { return true }
+        if !heldInput.isEmpty && !stream.isClosed {
+            inHoldingList = true
+            return true
+        }
         heldInput.removeAll()
         if !serverPausedReading { stream.startReading() }
         return false
@@ -214,7 +223,18 @@ final class ClientLink: Connection {
     func resumeReading() {
         serverPausedReading = false
         // Held input is passed on first; reading resumes once it is gone.
-        if heldInput.isEmpty { stream.startReading() }
+        if heldInput.isEmpty {
+            stream.startReading()
+        } else {
+            askForTurns()
+        }
+    }
+
+    /// Joins the daemon's list of links served a share per turn, once.
+    private func askForTurns() {
+        guard !inHoldingList else { return }
+        inHoldingList = true
+        onHolding(self)
     }
 
     var peerDescription: String { stream.peerDescription }

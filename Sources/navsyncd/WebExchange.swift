@@ -195,7 +195,12 @@ final class WebExchange {
             server.receive(WebSocketLines.framerInput(forMessage: message), from: session)
         }
         let output = framer.takeOutput()
-        if !output.isEmpty { link.sendRaw(output) }
+        if !output.isEmpty {
+            // Pongs and close replies are this connection's output like any
+            // reply: past --max-pending, reading pauses until they drain.
+            link.sendRaw(output)
+            server.outputQueuedOutsideLines(for: session)
+        }
         if framer.closeSent, case .webSocket = phase {
             phase = .over
             door.noteWebSocketClosed()
