@@ -49,6 +49,15 @@ extension Server {
         }
     }
 
+    /// Some session holds lines and its output has drained enough to run
+    /// them: the loop must come round again even if no socket has news
+    /// (its socket may have taken the last answers at once, with no write
+    /// callback to follow).
+    public var hasHeldLinesReadyToRun: Bool {
+        let resumeAt = limits.maxPendingBytes / 2
+        return sessionsHoldingLines.contains { !$0.isClosing && $0.pendingBytes <= resumeAt }
+    }
+
     /// Output that did not come from a line (a WebSocket's pongs, queued by
     /// the framing layer) counts against the same bound: past it, reading
     /// pauses until the output drains, exactly as for replies.

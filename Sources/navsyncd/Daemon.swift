@@ -113,7 +113,7 @@ final class Daemon {
             }
         }
         server.flush()
-        if !holding.isEmpty {
+        if !holding.isEmpty || server.hasHeldLinesReadyToRun {
             wake.start(afterMilliseconds: 0) {}
         }
     }

@@ -62,20 +62,29 @@ final class SlowWatcherTests: XCTestCase {
         slow.send("GET", "PING still here", "POP", "IF 0 ROOT")
         for _ in 0..<20 { slow.send("SCREENS") }
         hub.flush()
-        let lines = slow.newLines()
-        XCTAssertEqual(Array(lines.prefix(6)), ["OK 1", "STATE 2 /green/blue", "PONG still here", "OK 3", "ERR conflict current=3", "SCREEN red red green none Red"])
-        XCTAssertEqual(lines.filter { $0 == "END" }.count, 20)
-        XCTAssertFalse(lines.contains { $0.hasPrefix("EVENT") })
-        XCTAssertFalse(lines.contains { $0.hasPrefix("STATE 3") }, "no resync while the transport is backed up")
+        // Over --max-pending nothing it sent runs: its lines wait, unanswered
+        // and unlost, while the other client goes on.
+        XCTAssertEqual(slow.newLines(), [])
+        XCTAssertEqual(actor.run("GET"), ["OK 1", "STATE 1 /red/blue"])
 
-        slow.connection.queuedWriteBytes = 0
-        slow.writeQueueDrained()
-        hub.flush()
-        XCTAssertEqual(slow.newLines(), ["STATE 3 /green"])
+        // Each time its socket drains, lines run until the bound is passed again.
+        var lines: [String] = []
+        for _ in 0..<50 where lines.filter({ $0 == "END" }).count < 20 {
+            slow.connection.queuedWriteBytes = 0
+            slow.writeQueueDrained()
+            hub.flush()
+            lines += slow.newLines()
+        }
+        XCTAssertEqual(Array(lines.prefix(5)), ["OK 2", "STATE 2 /green", "PONG still here",
+                                                "ERR at-root the stack has only its root entry", "ERR conflict current=2"])
+        XCTAssertEqual(lines.filter { $0 == "END" }.count, 20)
+        XCTAssertFalse(lines.contains { $0.hasPrefix("EVENT") }, "its events were dropped")
+        XCTAssertEqual(lines.filter { $0 == "STATE 2 /green" }.count, 2, "the GET, then one resync")
     }
 
     func test_slowWatcher_outboxAloneOverLimitResyncsAtFlush() throws {
-        let hub = try Hub(limits: limits(maxPending: maxPending))
+        // Room for the actor's own 80 replies in one turn, not for the watcher's 80 events.
+        let hub = try Hub(limits: limits(maxPending: 1_500))
         let watcher = hub.connect(), actor = hub.connect()
         watcher.run("WATCH")
         // Many events in one loop turn, none written yet: the outbox passes the limit.
@@ -121,11 +130,14 @@ final class SlowWatcherTests: XCTestCase {
         slow.run("WATCH")
         slow.connection.queuedWriteBytes = maxPending + 1
         actor.run("SELECT green")
-        XCTAssertEqual(slow.run("WATCH"), ["STATE 1 /green"])
+        XCTAssertEqual(slow.run("WATCH"), [], "run once its output drains")
         slow.connection.queuedWriteBytes = 0
         slow.writeQueueDrained()
         hub.flush()
-        XCTAssertEqual(slow.newLines(), [], "the WATCH reply already was the fresh snapshot")
+        XCTAssertEqual(slow.newLines(), ["STATE 1 /green"], "the WATCH reply is the fresh snapshot, no resync besides")
+        slow.writeQueueDrained()
+        hub.flush()
+        XCTAssertEqual(slow.newLines(), [])
         actor.run("SELECT blue")
         XCTAssertEqual(slow.newLines(), ["EVENT 2 select /blue"])
     }
@@ -136,8 +148,11 @@ final class SlowWatcherTests: XCTestCase {
         slow.run("WATCH")
         slow.connection.queuedWriteBytes = maxPending + 1
         actor.run("SELECT green")
-        XCTAssertEqual(slow.run("UNWATCH"), ["OK 1"])
+        XCTAssertEqual(slow.run("UNWATCH"), [], "run once its output drains")
         slow.connection.queuedWriteBytes = 0
+        slow.writeQueueDrained()
+        hub.flush()
+        XCTAssertEqual(slow.newLines(), ["OK 1"], "and no resync after it")
         slow.writeQueueDrained()
         hub.flush()
         XCTAssertEqual(slow.newLines(), [])
