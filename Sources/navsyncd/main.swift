@@ -68,7 +68,8 @@ if let endpoint = options.backplane {
 } else if let path = options.statePath {
     do {
         let loaded: JournalFile.Loaded
-        (journal, loaded) = try StateFile.open(path: path, policy: options.syncPolicy, log: startupNotes.logger)
+        (journal, loaded) = try StateFile.open(path: path, createMissingDirectory: options.stateDirectoryMayBeCreated,
+                                              policy: options.syncPolicy, log: startupNotes.logger)
         rooms = loaded.rooms
         recentChanges = loaded.recent
     } catch {
