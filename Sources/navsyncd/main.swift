@@ -84,7 +84,8 @@ let started = loop.nowMilliseconds
 var backplane: RedisRoomStore?
 let server: Server
 if let endpoint = options.backplane {
-    var settings = RedisRoomStore.Settings(endpoint: endpoint, keys: BackplaneKeys(prefix: options.backplanePrefix),
+    let keys = BackplaneKeys(prefix: options.backplanePrefix, database: endpoint.database)
+    var settings = RedisRoomStore.Settings(endpoint: endpoint, keys: keys,
                                            historyLength: options.limits.historyCount, replaceCatalog: options.replaceCatalog)
     settings.historyBytes = options.limits.historyBytes
     let store = RedisRoomStore(loop: loop, settings: settings, log: log)
