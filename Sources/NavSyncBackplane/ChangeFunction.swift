@@ -162,10 +162,10 @@ enum ChangeFunction {
             guard let parts = reply?.elements, let tag = parts.first?.text else { return nil }
             switch tag {
             case "applied":
-                guard parts.count == 2, let rev = parts[1].unsigned else { return nil }
+                guard parts.count == 2, let rev = StoredRevision.parse(field: parts[1]) else { return nil }
                 self = .applied(revision: rev)
             case "moved", "same":
-                guard parts.count == 4, let rev = parts[1].unsigned, let route = parts[2].text,
+                guard parts.count == 4, let rev = StoredRevision.parse(field: parts[1]), let route = parts[2].text,
                       let madeBy = parts[3].text else { return nil }
                 self = .state(revision: rev, route: route, tag: madeBy, matched: tag == "same")
             default:
