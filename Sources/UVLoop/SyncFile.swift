@@ -123,13 +123,22 @@ public final class SyncFile {
         }
     }
 
-    /// Whether `path` is an existing directory (a link to one counts); false
-    /// when nothing is there, or something that is not a directory.
-    public static func isExistingDirectory(_ path: String) throws(UVError) -> Bool {
+    /// What is at a path that should be a directory.
+    public enum DirectoryCheck: Equatable, Sendable {
+        case directory
+        /// Nothing there (or a component of the path is missing).
+        case missing
+        /// Something that is not a directory, there or on the way to it.
+        case notADirectory
+    }
+
+    /// Looks at `path` (a link to a directory counts as one).
+    public static func checkDirectory(_ path: String) throws(UVError) -> DirectoryCheck {
         do throws(UVError) {
-            return try FS.isDirectory(path)
+            return try FS.isDirectory(path) ? .directory : .notADirectory
         } catch {
-            if error.code == UV_ENOENT.rawValue || error.code == UV_ENOTDIR.rawValue { return false }
+            if error.code == UV_ENOENT.rawValue { return .missing }
+            if error.code == UV_ENOTDIR.rawValue { return .notADirectory }
             throw error
         }
     }

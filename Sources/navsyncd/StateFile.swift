@@ -58,15 +58,20 @@ enum StateFile {
     /// A `--state` given by hand must sit in a directory that exists: making
     /// one would hide a mistyped path behind a fresh, empty state.
     private static func requireDirectory(_ directory: String, of path: String) throws(DaemonStartError) {
-        let exists: Bool
+        let found: SyncFile.DirectoryCheck
         do {
-            exists = try SyncFile.isExistingDirectory(directory)
+            found = try SyncFile.checkDirectory(directory)
         } catch {
             throw DaemonStartError("state file \(path): cannot look at directory \(directory): \(error)")
         }
-        guard exists else {
+        switch found {
+        case .directory:
+            return
+        case .missing:
             throw DaemonStartError("state file \(path): directory \(directory) does not exist; "
                                    + "create it or correct --state (only the default location is created)")
+        case .notADirectory:
+            throw DaemonStartError("state file \(path): \(directory) is not a directory")
         }
     }
 }

@@ -122,6 +122,16 @@ final class SyncFileTests: LoopTestCase {
         XCTAssertThrowsError(try SyncFile.replaceAtomically(path: "/nonexistent-dir-uvloop/x", with: [1]))
     }
 
+    func test_checkDirectory_tellsDirectoryMissingAndNotADirectoryApart() throws {
+        let file = temporaryPath("plain")
+        try SyncFile.replaceAtomically(path: file, with: [1])
+        XCTAssertEqual(try SyncFile.checkDirectory("/tmp"), .directory)
+        XCTAssertEqual(try SyncFile.checkDirectory(temporaryPath("absent")), .missing)
+        XCTAssertEqual(try SyncFile.checkDirectory(temporaryPath("absent") + "/deeper"), .missing)
+        XCTAssertEqual(try SyncFile.checkDirectory(file), .notADirectory)
+        XCTAssertEqual(try SyncFile.checkDirectory(file + "/deeper"), .notADirectory)
+    }
+
     func test_createDirectories_createsPrivateNestedDirectories() throws {
         let root = temporaryPath("tree")
         let leaf = root + "/a/b/c"
