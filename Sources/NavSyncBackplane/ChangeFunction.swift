@@ -21,6 +21,12 @@
 /// The first history entry is appended first: it is the only step that can
 /// fail (an id below the stream's last; the later entries' ids are above
 /// it), and a failed function must leave nothing changed.
+///
+/// Revisions never become Lua numbers (doubles, exact only up to 2^53):
+/// the function compares the stored revision with the expected one as text
+/// and stores the revisions the daemon computed, so a huge revision in Redis
+/// can only fail to match, never be rounded into another one. What it
+/// answers is checked again on the daemon's side (`StoredRevision`).
 enum ChangeFunction {
     /// Named per version of its arguments: a daemon of an older version
     /// beside newer ones keeps calling its own function, instead of
