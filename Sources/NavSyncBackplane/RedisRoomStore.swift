@@ -715,10 +715,7 @@ public final class RedisRoomStore: RoomStore {
                       + "its watchers stay at revision \(viewState(room).revision) until its keys are repaired")
         }
         unreadableRooms[room] = why
-        if let track = tracks[room] {
-            track.parked.removeAll()
-            if track.isIdle { tracks[room] = nil }
-        }
+        tracks[room]?.parked.removeAll()
     }
 
     /// Reads a room's state hash again (one read at a time per room), after
@@ -1074,6 +1071,8 @@ public final class RedisRoomStore: RoomStore {
         heartbeat?.close()
         heartbeat = nil
         heldPushes = nil
+        // Reads of the old connections may never be answered; every room is read again on reconnecting.
+        recheckingRooms.removeAll()
         let oldCommands = commands, oldSubscriber = subscriber
         commands = nil
         subscriber = nil
