@@ -7,7 +7,9 @@
 //   - each room's recent changes (the resume history's seed) are of a
 //     known op, one revision apart, and end at the room's loaded state;
 //   - the snapshot the daemon would write for those rooms loads back to the
-//     same rooms with nothing torn.
+//     same rooms with nothing torn;
+//   - a change to any loaded room moves it by exactly one revision, or is
+//     refused with `limit` when the room is at the largest one: never a trap.
 import NavSyncCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -34,6 +36,16 @@ public func fuzzStateFile(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 
         require(state.revision >= 1, "a stored room has been changed", "\(name) at \(state.revision)")
         require(!state.stack.isEmpty && state.stack.allSatisfy { Names.isValid($0.screen) },
                 "a loaded stack is non-empty and well-formed", name)
+    }
+    for (name, state) in rooms {
+        let other = RouteEntry(screen: state.stack[0].screen == "fuzzed" ? "other" : "fuzzed", data: nil)
+        do {
+            let changed = try Reducer.apply(.select(other), to: state, catalog: .builtIn, maxDepth: 64)
+            require(changed?.revision == state.revision + 1, "a change moves the revision by one", name)
+        } catch {
+            require(error.code == .limit && state.revision == .max, "only a room at the largest revision is refused",
+                    "\(name) at \(state.revision): \(error)")
+        }
     }
     let snapshot: [UInt8]
     do {

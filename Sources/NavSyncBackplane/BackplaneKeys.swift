@@ -1,13 +1,20 @@
 /// The names a fleet uses in Redis, all under one prefix so several fleets
-/// can share a Redis. Every key of a room carries the room's name as a hash
+/// can share a Redis. Keys live in the fleet's database; channels do not
+/// (Redis pub/sub is server-wide), so their names carry the database number
+/// too. Every key of a room carries the room's name as a hash
 /// tag (`{main}`), so Redis Cluster would keep a room's keys on one node and
 /// the change function, which touches them alone, could run there. The
 /// fleet-wide keys (room set, epoch, catalog) are each used by commands of
 /// their own, never beside a room's keys.
 public struct BackplaneKeys: Sendable, Equatable {
     public let prefix: String
+    /// The Redis database the fleet's keys are in (`redis://HOST:PORT/DB`).
+    public let database: Int
 
-    public init(prefix: String) { self.prefix = prefix }
+    public init(prefix: String, database: Int = 0) {
+        self.prefix = prefix
+        self.database = database
+    }
 
     /// Printable ASCII without blanks or braces (a brace would move the hash tag), 1–64 bytes.
     public static func isValidPrefix(_ prefix: String) -> Bool {
@@ -29,7 +36,15 @@ public struct BackplaneKeys: Sendable, Equatable {
     /// The fleet's catalog as `--screens` JSON.
     public var catalog: String { "\(prefix)catalog" }
     /// Every change, published as `<epoch> <room> <rev> <tag> <op> <route>`.
-    public var changesChannel: String { "\(prefix)changes" }
+    public var changesChannel: String { "\(prefix)changes" + databaseSuffix }
     /// A message here means: the stored catalog changed, read it again.
-    public var catalogChannel: String { "\(prefix)catalog-changed" }
+    public var catalogChannel: String { "\(prefix)catalog-changed" + databaseSuffix }
+
+    /// Ends every channel name, so fleets that differ only in database never
+    /// hear each other. No two (prefix, database) pairs give the same name: a
+    /// name ends in `:db` and the number, which fixes the number (the longest
+    /// run of digits at the end); what is left ends in `changes` or
+    /// `catalog-changed`, which fixes the prefix. No brace is added, so a
+    /// channel name holds no hash tag.
+    private var databaseSuffix: String { ":db\(database)" }
 }

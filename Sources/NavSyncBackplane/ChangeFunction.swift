@@ -21,6 +21,12 @@
 /// The first history entry is appended first: it is the only step that can
 /// fail (an id below the stream's last; the later entries' ids are above
 /// it), and a failed function must leave nothing changed.
+///
+/// Revisions never become Lua numbers (doubles, exact only up to 2^53):
+/// the function compares the stored revision with the expected one as text
+/// and stores the revisions the daemon computed, so a huge revision in Redis
+/// can only fail to match, never be rounded into another one. What it
+/// answers is checked again on the daemon's side (`StoredRevision`).
 enum ChangeFunction {
     /// Named per version of its arguments: a daemon of an older version
     /// beside newer ones keeps calling its own function, instead of
@@ -162,10 +168,10 @@ enum ChangeFunction {
             guard let parts = reply?.elements, let tag = parts.first?.text else { return nil }
             switch tag {
             case "applied":
-                guard parts.count == 2, let rev = parts[1].unsigned else { return nil }
+                guard parts.count == 2, let rev = StoredRevision.parse(field: parts[1]) else { return nil }
                 self = .applied(revision: rev)
             case "moved", "same":
-                guard parts.count == 4, let rev = parts[1].unsigned, let route = parts[2].text,
+                guard parts.count == 4, let rev = StoredRevision.parse(field: parts[1]), let route = parts[2].text,
                       let madeBy = parts[3].text else { return nil }
                 self = .state(revision: rev, route: route, tag: madeBy, matched: tag == "same")
             default:

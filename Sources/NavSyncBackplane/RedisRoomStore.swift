@@ -92,6 +92,13 @@ public final class RedisRoomStore: RoomStore {
     /// This daemon's part of every tag it gives a change, random per start.
     private let daemonTag: String
     private var changeCount: UInt64 = 0
+    /// Rooms whose keys in Redis cannot be read or decoded now, and why.
+    /// Each is that room's problem alone: its changes are refused and its
+    /// events dropped, while every other room carries on. A change to it
+    /// reads its keys again, so a repaired room comes back by itself.
+    private var unreadableRooms: [String: String] = [:]
+    /// Rooms whose keys are being read again (`recheck`), one read at a time.
+    private var recheckingRooms: Set<String> = []
 
     private(set) var outages: UInt64 = 0
     private(set) var gapFills: UInt64 = 0
@@ -141,7 +148,8 @@ public final class RedisRoomStore: RoomStore {
     public var figures: [(key: String, value: String)] {
         [("backplane", isUp ? "up" : "down"), ("backplane_outages", String(outages)),
          ("backplane_gap_fills", String(gapFills)), ("backplane_resynced_rooms", String(resyncedRooms)),
-         ("backplane_retried_changes", String(retriedChanges))]
+         ("backplane_retried_changes", String(retriedChanges)),
+         ("backplane_rooms_unreadable", String(unreadableRooms.count))]
     }
 
     /// Starts the rounds of the rooms whose changes arrived this turn, so
@@ -245,6 +253,12 @@ public final class RedisRoomStore: RoomStore {
             for (change, _) in refused { delegate.changeFinished(change, .refused(ProtocolError(.unavailable, downReason))) }
             return
         }
+        if unreadableRooms[room] != nil {
+            // Its keys are read again first: a repaired room takes the
+            // change, a broken one refuses it (`recheckDone`).
+            recheck(room)
+            return
+        }
         let rules = delegate.changeRules
         var (base, tag) = knownState(room)
         if base.revision == 0 {
@@ -295,6 +309,13 @@ public final class RedisRoomStore: RoomStore {
             }
             if full && base.revision == 0 {
                 delegate.changeFinished(change, .refused(rules.roomLimitError))
+                continue
+            }
+            guard changed.revision <= StoredRevision.largest else {
+                // The one revision past it is the largest 64-bit value, which
+                // Redis may not hold (every daemon would take the room as unreadable).
+                delegate.changeFinished(change, .refused(ProtocolError(.limit,
+                    "the room's revision is at its maximum (\(base.revision)); it cannot change any more")))
                 continue
             }
             let newTag = nextTag()
@@ -432,6 +453,9 @@ public final class RedisRoomStore: RoomStore {
             } else {
                 log.error("backplane: unexpected answer to a change of room \(room): \(Self.describe(reply))")
                 delegate.changeFinished(change, .refused(ProtocolError(.unavailable, "redis refused the change: \(Self.describe(reply))")))
+                // A key of the wrong type or a revision that is not one: the
+                // room's own keys tell whether the room is the problem.
+                recheck(room)
             }
         }
     }
@@ -484,23 +508,31 @@ public final class RedisRoomStore: RoomStore {
     /// refused when the route does not decode.
     private func state(revision: UInt64, route: String, room: String, refusing change: ChangeRequest) -> RoomState? {
         if let state = state(revision: revision, route: route, room: room) { return state }
-        delegate?.changeFinished(change, .refused(ProtocolError(.unavailable, "redis holds a room this daemon cannot read")))
+        delegate?.changeFinished(change, .refused(ProtocolError(.unavailable,
+            Self.unreadableMessage(room, unreadableRooms[room] ?? "its keys do not decode"))))
         return nil
     }
 
-    /// A room state from Redis's rev and route; a route that does not decode
-    /// is a fault of the data in Redis (the connection is restarted).
+    /// A room state from Redis's rev and route. A route that does not decode
+    /// is a fault of that room's data alone: the room is set aside as
+    /// unreadable (logged, refused) and every other room carries on.
     private func state(revision: UInt64, route: String, room: String) -> RoomState? {
+        if let state = decodedState(revision: revision, route: route) { return state }
+        roomUnreadable(room, because: "its stored route at revision \(revision) does not decode: \"\(route.prefix(80))\"")
+        return nil
+    }
+
+    /// The state Redis's rev and route stand for, or nil when the route does not decode.
+    private func decodedState(revision: UInt64, route: String) -> RoomState? {
         guard let delegate else { return nil }
         if revision == 0 { return delegate.changeRules.initialState }
-        switch Route.decode(route) {
-        case .success(let navigation) where !navigation.stack.isEmpty:
-            // The route carries the sheets too: the store needs no change for them.
-            return RoomState(navigation, revision: revision)
-        default:
-            fault("room \(room) holds a route that does not decode: \(route.prefix(80))")
-            return nil
-        }
+        guard case .success(let navigation) = Route.decode(route), !navigation.stack.isEmpty else { return nil }
+        // The route carries the sheets too: the store needs no change for them.
+        return RoomState(navigation, revision: revision)
+    }
+
+    static func unreadableMessage(_ room: String, _ why: String) -> String {
+        "room \(room) cannot be read from redis (\(why)); it stays so until its keys are repaired"
     }
 
     // MARK: - Events from the fleet
@@ -544,6 +576,11 @@ public final class RedisRoomStore: RoomStore {
     /// Moves the hub's view by one published change, or starts filling a gap.
     private func apply(_ change: PublishedChange) {
         guard let delegate else { return }
+        guard unreadableRooms[change.room] == nil else {
+            // Another daemon changed it, so its keys may read again now.
+            recheck(change.room)
+            return
+        }
         let view = viewState(change.room).revision
         guard change.revision > view else { return }  // already known (our own, or read from the history)
         let track = track(change.room)
@@ -592,7 +629,12 @@ public final class RedisRoomStore: RoomStore {
             var changes: [PublishedChange] = []
             for entry in entries {
                 guard let parts = entry.elements, parts.count == 2, let id = parts[0].text,
-                      let rev = UInt64(id.prefix { $0 != "-" }), let fields = parts[1].elements else { continue }
+                      let rev = StoredRevision.parse(id.prefix { $0 != "-" }), let fields = parts[1].elements else {
+                    // Skipping it would leave a gap that sends the room here again.
+                    self.roomUnreadable(room, because: "its history holds an entry this daemon cannot take: \(Self.describe(entry))")
+                    then?()
+                    return
+                }
                 var op = "", route = "", tag = ""
                 for i in stride(from: 0, to: fields.count - 1, by: 2) {
                     switch fields[i].text {
@@ -611,7 +653,10 @@ public final class RedisRoomStore: RoomStore {
                 // entry carries the whole state at that revision: resync
                 // watchers to it, then give them the rest in order (so the
                 // hub's own history holds them for WATCH <rev>).
-                guard let state = self.state(revision: first.revision, route: first.route, room: room) else { return }
+                guard let state = self.state(revision: first.revision, route: first.route, room: room) else {
+                    then?()
+                    return
+                }
                 self.replace(room, with: state, tag: first.tag)
                 for change in changes.dropFirst() { self.apply(change) }
             } else {
@@ -639,27 +684,91 @@ public final class RedisRoomStore: RoomStore {
                 // read, nor changed (the change function fails on it too).
                 // Its watchers keep the last state they were given; the
                 // rest of the fleet's rooms carry on.
-                self.roomUnreadable(room, reply)
+                self.roomUnreadable(room, because: Self.describe(reply))
                 then?()
-                self.releaseParked(room)
                 return
             }
-            let rev = parts[0].unsigned ?? 0
+            guard let rev = StoredRevision.parse(field: parts[0]) else {
+                self.roomUnreadable(room, because: "its revision \(Self.describe(parts[0])) is not one this daemon can take")
+                then?()
+                return
+            }
             let state = rev == 0 ? nil : self.state(revision: rev, route: parts[1].text ?? "", room: room)
-            if rev != 0 && state == nil { return }
+            if rev != 0 && state == nil {
+                then?()
+                return
+            }
             self.replace(room, with: state, tag: parts[2].text ?? "")
             then?()
             self.releaseParked(room)
         }
     }
 
-    /// One room's keys answer with an error or the wrong type: said in the
-    /// log, and its parked events are dropped (they cannot be placed). One
-    /// broken room must not keep the store down or hold up the others.
-    private func roomUnreadable(_ room: String, _ reply: RedisReply?) {
-        log.error("backplane: room \(room) cannot be read from redis (\(Self.describe(reply))); "
-                  + "its watchers stay at revision \(viewState(room).revision) until its keys are repaired")
+    /// One room's keys answer with an error, hold the wrong type, a route
+    /// that does not decode or a revision that is not one: said in the log
+    /// (once per cause), its parked events are dropped (they cannot be
+    /// placed) and its changes refused until its keys read again. One broken
+    /// room must not keep the store down or hold up the others.
+    private func roomUnreadable(_ room: String, because why: String) {
+        if unreadableRooms[room] != why {
+            log.error("backplane: room \(room) cannot be read from redis (key \(keys.state(room)): \(why)); "
+                      + "its watchers stay at revision \(viewState(room).revision) until its keys are repaired")
+        }
+        unreadableRooms[room] = why
         tracks[room]?.parked.removeAll()
+    }
+
+    /// Reads a room's state hash again (one read at a time per room), after
+    /// it was found unreadable or a change of it got an unexpected answer:
+    /// a room that decodes now is back, and its watchers are resynced to
+    /// it; one that does not is set aside (or stays so).
+    private func recheck(_ room: String) {
+        guard let commands, !recheckingRooms.contains(room) else { return }
+        recheckingRooms.insert(room)
+        let current = generation
+        commands.send(["HMGET", keys.state(room), "rev", "route", "tag"]) { [weak self] reply in
+            guard let self else { return }
+            self.recheckingRooms.remove(room)
+            guard current == self.generation, reply != nil else { return }
+            defer { self.recheckDone(room) }
+            guard let parts = reply?.elements, parts.count == 3 else {
+                self.roomUnreadable(room, because: Self.describe(reply))
+                return
+            }
+            guard let rev = StoredRevision.parse(field: parts[0]) else {
+                self.roomUnreadable(room, because: "its revision \(Self.describe(parts[0])) is not one this daemon can take")
+                return
+            }
+            guard let state = self.state(revision: rev, route: parts[1].text ?? "", room: room) else { return }
+            // A room that was readable all along keeps its view (its events
+            // may be on their way); only a repaired one is replaced.
+            guard self.unreadableRooms.removeValue(forKey: room) != nil else { return }
+            self.log.info("backplane: room \(room) reads again, at revision \(rev)")
+            self.tracks[room]?.known = nil
+            let tag = parts[2].text ?? ""
+            if state == self.viewState(room) {
+                // What was dropped never reached the room: nothing to resync.
+                self.viewTags[room] = rev == 0 ? nil : tag
+            } else {
+                self.replace(room, with: rev == 0 ? nil : state, tag: tag)
+            }
+        }
+    }
+
+    /// Changes that waited for a room's keys to be read again: refused when
+    /// it is still unreadable, sent when it reads.
+    private func recheckDone(_ room: String) {
+        guard let delegate, let track = tracks[room], track.inFlight == 0, !track.waiting.isEmpty else { return }
+        guard let why = unreadableRooms[room] else {
+            startRound(room)
+            return
+        }
+        let refused = track.waiting
+        track.waiting.removeAll()
+        for (change, _) in refused {
+            delegate.changeFinished(change, .refused(ProtocolError(.unavailable, Self.unreadableMessage(room, why))))
+        }
+        if track.isIdle { tracks[room] = nil }
     }
 
     private func replace(_ room: String, with state: RoomState?, tag: String) {
@@ -837,6 +946,10 @@ public final class RedisRoomStore: RoomStore {
             }
             var names = Set(members.compactMap(\.text).filter(Names.isValid))
             names.formUnion(delegate.roomStates.keys)
+            // Every room is judged afresh: one repaired while this daemon was
+            // cut off reads again, one broken meanwhile is found.
+            names.formUnion(self.unreadableRooms.keys)
+            self.unreadableRooms.removeAll()
             var waiting = names.count + 1
             let oneDone = {
                 waiting -= 1
@@ -846,12 +959,16 @@ public final class RedisRoomStore: RoomStore {
                 commands.send(["HMGET", self.keys.state(room), "rev", "route", "tag"]) { reply in
                     guard current == self.generation, reply != nil else { return }
                     guard let parts = reply?.elements, parts.count == 3 else {
-                        self.roomUnreadable(room, reply)
+                        self.roomUnreadable(room, because: Self.describe(reply))
                         oneDone()
                         return
                     }
-                    self.reconcile(room, rev: parts[0].unsigned ?? 0, route: parts[1].text ?? "", tag: parts[2].text ?? "",
-                                   then: oneDone)
+                    guard let rev = StoredRevision.parse(field: parts[0]) else {
+                        self.roomUnreadable(room, because: "its revision \(Self.describe(parts[0])) is not one this daemon can take")
+                        oneDone()
+                        return
+                    }
+                    self.reconcile(room, rev: rev, route: parts[1].text ?? "", tag: parts[2].text ?? "", then: oneDone)
                 }
             }
             oneDone()
@@ -860,6 +977,12 @@ public final class RedisRoomStore: RoomStore {
 
     private func reconcile(_ room: String, rev: UInt64, route: String, tag: String, then: @escaping () -> Void) {
         let view = viewState(room)
+        // A room whose state does not decode is set aside here, before
+        // anything replaces the view with it.
+        if rev != 0 && state(revision: rev, route: route, room: room) == nil {
+            then()
+            return
+        }
         if rev == view.revision {
             if rev != 0 && route != view.route {
                 replace(room, with: state(revision: rev, route: route, room: room), tag: tag)
@@ -948,6 +1071,8 @@ public final class RedisRoomStore: RoomStore {
         heartbeat?.close()
         heartbeat = nil
         heldPushes = nil
+        // Reads of the old connections may never be answered; every room is read again on reconnecting.
+        recheckingRooms.removeAll()
         let oldCommands = commands, oldSubscriber = subscriber
         commands = nil
         subscriber = nil

@@ -64,7 +64,7 @@ struct PublishedChange: Equatable {
     /// `<epoch> <room> <rev> <tag> <op> <route>`; nil when malformed.
     static func parse(_ payload: [UInt8]) -> (epoch: String, change: PublishedChange)? {
         let parts = payload.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-        guard parts.count == 6, let rev = UInt64(String(decoding: parts[2], as: UTF8.self)) else { return nil }
+        guard parts.count == 6, let rev = StoredRevision.parse(String(decoding: parts[2], as: UTF8.self)) else { return nil }
         let text = { (bytes: ArraySlice<UInt8>) in String(decoding: bytes, as: UTF8.self) }
         return (text(parts[0]), PublishedChange(room: text(parts[1]), revision: rev, tag: text(parts[3]),
                                                 op: text(parts[4]), route: text(parts[5])))

@@ -123,7 +123,9 @@ public enum JournalFile {
                 throw JournalError(line: number, problem: "not a navsync change line")
             }
             let previous = rooms[change.room]?.revision ?? 0
-            guard change.rev == previous + 1 else {
+            // A room already at the largest revision has no next one: any
+            // line after it is as wrong as a jump.
+            guard previous < UInt64.max, change.rev == previous + 1 else {
                 throw JournalError(line: number, problem: "room \(change.room) jumps from revision \(previous) to \(change.rev)")
             }
             let state = try roomState(name: change.room, rev: change.rev, route: change.route, line: number)

@@ -8,13 +8,21 @@ public enum Reducer {
     /// The new state, or nil when the mutation would leave stack and sheets
     /// exactly as they are (a no-op keeps the revision and sends no event).
     /// Throws the errors that depend on the state: `at-root`, `no-next`,
-    /// `no-sheet`, `limit` for depth, `bad-args` for `NEXT` data.
+    /// `no-sheet`, `limit` for depth or a revision at its maximum, `bad-args`
+    /// for `NEXT` data.
     public static func apply(_ mutation: Mutation, to state: RoomState, catalog: Catalog,
                              maxDepth: Int) throws(ProtocolError) -> RoomState? {
         let before = state.navigation
         let after = try navigation(after: mutation, from: before, catalog: catalog, maxDepth: maxDepth)
         guard after != before else { return nil }
-        return RoomState(after, revision: state.revision + 1)
+        // A revision comes from disk or Redis and may already be the largest
+        // there is; the room then cannot take another change, but it still
+        // reads as it is (and a no-op above still answers with it).
+        let (next, overflowed) = state.revision.addingReportingOverflow(1)
+        guard !overflowed else {
+            throw ProtocolError(.limit, "the room's revision is at its maximum (\(state.revision)); it cannot change any more")
+        }
+        return RoomState(after, revision: next)
     }
 
     private static func navigation(after mutation: Mutation, from current: Navigation, catalog: Catalog,

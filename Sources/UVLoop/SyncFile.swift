@@ -78,10 +78,18 @@ public final class SyncFile {
 
     /// Writes path.tmp, fsyncs it, renames over path, fsyncs the directory.
     /// On failure the temporary file is removed and `path` is unchanged.
+    ///
+    /// Whatever already sits at path.tmp (a file left by a crash, or a
+    /// symlink someone planted to make the daemon write through it) is
+    /// unlinked first, which removes a link itself and never its target; the
+    /// temporary file is then created new, private (0600), refusing to follow
+    /// a link or to reuse anything that reappeared in between. So the file
+    /// renamed over `path` is always one this call made, and so is its mode.
     public static func replaceAtomically(path: String, with bytes: [UInt8]) throws(UVError) {
         let temporary = path + ".tmp"
+        FS.unlink(temporary)
         do throws(UVError) {
-            let fd = try FS.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o600)
+            let fd = try FS.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o600)
             do throws(UVError) {
                 try FS.writeAll(fd, bytes)
                 try FS.fsync(fd)
@@ -112,6 +120,26 @@ public final class SyncFile {
                 guard error.code == UV_EEXIST.rawValue else { throw error }
                 guard try FS.isDirectory(prefix) else { throw UVError(UV_ENOTDIR) }
             }
+        }
+    }
+
+    /// What is at a path that should be a directory.
+    public enum DirectoryCheck: Equatable, Sendable {
+        case directory
+        /// Nothing there (or a component of the path is missing).
+        case missing
+        /// Something that is not a directory, there or on the way to it.
+        case notADirectory
+    }
+
+    /// Looks at `path` (a link to a directory counts as one).
+    public static func checkDirectory(_ path: String) throws(UVError) -> DirectoryCheck {
+        do throws(UVError) {
+            return try FS.isDirectory(path) ? .directory : .notADirectory
+        } catch {
+            if error.code == UV_ENOENT.rawValue { return .missing }
+            if error.code == UV_ENOTDIR.rawValue { return .notADirectory }
+            throw error
         }
     }
 

@@ -16,6 +16,10 @@ struct DaemonOptions {
     var unixPath: String?
     /// nil means memory only (`--state none`).
     var statePath: String?
+    /// Only the default state path gets its missing directories made; a
+    /// path the operator typed is taken as given, so a typo is an error
+    /// rather than a fresh, empty state somewhere unexpected.
+    var stateDirectoryMayBeCreated = false
     var screensPath: String?
     var tokenPath: String?
     var limits = Limits()
@@ -122,7 +126,9 @@ struct DaemonOptions {
         case let path?:
             guard !path.isEmpty else { throw CommandLineSpec.UsageError("--state needs a file or none") }
             options.statePath = path
-        case nil: options.statePath = options.backplane == nil ? defaultStatePath(environment) : nil
+        case nil:
+            options.statePath = options.backplane == nil ? defaultStatePath(environment) : nil
+            options.stateDirectoryMayBeCreated = true
         }
         options.screensPath = parsed.last("screens")
         options.tokenPath = parsed.last("token-file")

@@ -2,17 +2,22 @@ import NavSyncCore
 import NavSyncServer
 import UVLoop
 
-/// Opens `--state FILE` at start: creates its directory, loads what it holds,
-/// refuses a file it cannot trust, and leaves a fresh snapshot behind.
+/// Opens `--state FILE` at start: finds (or, for the default path, creates)
+/// its directory, loads what it holds, refuses a file it cannot trust, and
+/// leaves a fresh snapshot behind.
 enum StateFile {
-    static func open(path: String, policy: Journal.SyncPolicy, log: Logger) throws(DaemonStartError)
-        -> (Journal, JournalFile.Loaded) {
+    static func open(path: String, createMissingDirectory: Bool, policy: Journal.SyncPolicy,
+                     log: Logger) throws(DaemonStartError) -> (Journal, JournalFile.Loaded) {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         if !directory.isEmpty && directory != "." {
-            do {
-                try SyncFile.createDirectories(directory)
-            } catch {
-                throw DaemonStartError("state file \(path): cannot create directory \(directory): \(error)")
+            if createMissingDirectory {
+                do {
+                    try SyncFile.createDirectories(directory)
+                } catch {
+                    throw DaemonStartError("state file \(path): cannot create directory \(directory): \(error)")
+                }
+            } else {
+                try requireDirectory(directory, of: path)
             }
         }
         let storage = FileJournalStorage(path: path)
@@ -47,6 +52,26 @@ enum StateFile {
             return (try Journal(storage: storage, policy: policy, rooms: loaded.rooms), loaded)
         } catch {
             throw DaemonStartError("state file \(path): cannot write: \(error)")
+        }
+    }
+
+    /// A `--state` given by hand must sit in a directory that exists: making
+    /// one would hide a mistyped path behind a fresh, empty state.
+    private static func requireDirectory(_ directory: String, of path: String) throws(DaemonStartError) {
+        let found: SyncFile.DirectoryCheck
+        do {
+            found = try SyncFile.checkDirectory(directory)
+        } catch {
+            throw DaemonStartError("state file \(path): cannot look at directory \(directory): \(error)")
+        }
+        switch found {
+        case .directory:
+            return
+        case .missing:
+            throw DaemonStartError("state file \(path): directory \(directory) does not exist; "
+                                   + "create it or correct --state (only the default location is created)")
+        case .notADirectory:
+            throw DaemonStartError("state file \(path): \(directory) is not a directory")
         }
     }
 }

@@ -68,7 +68,8 @@ if let endpoint = options.backplane {
 } else if let path = options.statePath {
     do {
         let loaded: JournalFile.Loaded
-        (journal, loaded) = try StateFile.open(path: path, policy: options.syncPolicy, log: startupNotes.logger)
+        (journal, loaded) = try StateFile.open(path: path, createMissingDirectory: options.stateDirectoryMayBeCreated,
+                                              policy: options.syncPolicy, log: startupNotes.logger)
         rooms = loaded.rooms
         recentChanges = loaded.recent
     } catch {
@@ -83,7 +84,8 @@ let started = loop.nowMilliseconds
 var backplane: RedisRoomStore?
 let server: Server
 if let endpoint = options.backplane {
-    var settings = RedisRoomStore.Settings(endpoint: endpoint, keys: BackplaneKeys(prefix: options.backplanePrefix),
+    let keys = BackplaneKeys(prefix: options.backplanePrefix, database: endpoint.database)
+    var settings = RedisRoomStore.Settings(endpoint: endpoint, keys: keys,
                                            historyLength: options.limits.historyCount, replaceCatalog: options.replaceCatalog)
     settings.historyBytes = options.limits.historyBytes
     let store = RedisRoomStore(loop: loop, settings: settings, log: log)

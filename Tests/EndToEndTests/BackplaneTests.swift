@@ -432,4 +432,161 @@ final class BackplaneTests: XCTestCase {
         XCTAssertEqual(try blue.connect().request("GET"), "STATE 1 /red/blue")
         XCTAssertEqual(try redis.cli(["HGET", "blue:{main}:state", "route"]), "/red/blue\n")
     }
+
+    /// Reads the daemon's `STAT` lines into a dictionary.
+    private func stats(_ daemon: DaemonProcess) throws -> [String: String] {
+        var figures: [String: String] = [:]
+        for line in try daemon.connect().requestList("STATS") {
+            let parts = line.split(separator: " ", maxSplits: 2).map(String.init)
+            if parts.count == 3, parts[0] == "STAT" { figures[parts[1]] = parts[2] }
+        }
+        return figures
+    }
+
+    /// A route in Redis that does not decode, reached three ways (a change
+    /// that meets it, a daemon that starts on it, an event published with
+    /// it), stays that room's problem: the room answers `ERR unavailable`
+    /// naming it, every other room of the fleet keeps working, and once the
+    /// key is repaired the room works again.
+    func test_fleet_roomWithUndecodableRoute_onlyThatRoomRefused_othersWork_repairRecovers() throws {
+        let fleet = try Fleet(2)
+        defer { fleet.stop() }
+        let redis = fleet.redis
+        let (first, second) = (fleet.daemons[0], fleet.daemons[1])
+        let watcher = try second.connect()
+        XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red")
+        let client = try first.connect()
+        XCTAssertEqual(try client.request("PUSH blue"), "OK 1")
+        XCTAssertEqual(try watcher.readLine(), "EVENT 1 push /red/blue")
+        XCTAssertEqual(try client.request("JOIN bad"), "STATE 0 /red")
+        XCTAssertEqual(try client.request("PUSH green"), "OK 1")
+
+        // 1. Written behind the fleet's back, one revision ahead: the next change meets it.
+        _ = try redis.cli(["HSET", "navsync:{bad}:state", "rev", "2", "route", "no-slash%ZZ"])
+        let refused = try client.request("PUSH blue")
+        XCTAssertTrue(refused.hasPrefix("ERR unavailable room bad cannot be read"), refused)
+        XCTAssertTrue(refused.contains("does not decode"), refused)
+        XCTAssertTrue(waitUntil { first.log.contains("room bad cannot be read from redis (key navsync:{bad}:state") },
+                      first.log)
+        XCTAssertEqual(try stats(first)["backplane_rooms_unreadable"], "1")
+        XCTAssertEqual(try client.request("JOIN main"), "STATE 1 /red/blue")
+        XCTAssertEqual(try client.request("PUSH green"), "OK 2", "the other rooms work")
+        XCTAssertEqual(try watcher.readLine(), "EVENT 2 push /red/blue/green")
+
+        // 2. A daemon that starts on it starts, and only that room is refused.
+        let third = try DaemonProcess(arguments: ["--backplane", redis.url])
+        defer { third.stop() }
+        let late = try third.connect()
+        XCTAssertEqual(try late.request("GET"), "STATE 2 /red/blue/green")
+        XCTAssertEqual(try late.request("POP"), "OK 3")
+        XCTAssertEqual(try watcher.readLine(), "EVENT 3 pop /red/blue")
+        XCTAssertEqual(try late.request("JOIN bad"), "STATE 0 /red", "the last state this daemon could read")
+        XCTAssertTrue(try late.request("SELECT blue").hasPrefix("ERR unavailable room bad cannot be read"))
+        XCTAssertEqual(try stats(third)["backplane_rooms_unreadable"], "1")
+
+        // 3. Published on the fleet's channel with a route that does not decode.
+        let epoch = try redis.cli(["GET", "navsync:epoch"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try redis.cli(["PUBLISH", "navsync:changes:db0", "\(epoch) main 4 forged push /red/%%"])
+        XCTAssertTrue(waitUntil { second.log.contains("room main cannot be read from redis") }, second.log)
+        XCTAssertEqual(try client.request("JOIN other"), "STATE 0 /red")
+        XCTAssertEqual(try client.request("PUSH blue"), "OK 1", "a third room is untouched by the other two")
+        // Main's own keys are fine: the next change reads them again and goes through.
+        XCTAssertEqual(try watcher.request("PUSH green"), "OK 4")
+        XCTAssertEqual(try stats(second)["backplane_rooms_unreadable"], "0")
+
+        // Repaired by hand: the room reads again and takes changes.
+        _ = try redis.cli(["HSET", "navsync:{bad}:state", "rev", "2", "route", "/red/green/blue", "tag", "repair"])
+        XCTAssertEqual(try late.request("PUSH green"), "OK 3")
+        XCTAssertEqual(try late.request("GET"), "STATE 3 /red/green/blue/green")
+        // The other daemons read it again when its event reaches them.
+        for daemon in [first, second] {
+            XCTAssertTrue(try waitUntil { try self.stats(daemon)["backplane_rooms_unreadable"] == "0" }, daemon.log)
+        }
+        XCTAssertEqual(try client.request("JOIN bad"), "STATE 3 /red/green/blue/green")
+        XCTAssertEqual(try client.request("POP"), "OK 4")
+        for daemon in [first, second, third] {
+            XCTAssertEqual(try daemon.connect().request("PING"), "PONG")
+            XCTAssertFalse(daemon.log.contains("backplane down"), daemon.log)
+        }
+    }
+
+    /// A revision in Redis at the largest 64-bit value, or one that is not a
+    /// revision at all, makes its room unreadable, not the daemon; a room one
+    /// below it reads and refuses its next change with `limit`.
+    func test_fleet_roomAtLargestRevision_thatRoomRefused_daemonStaysUp() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let stored = ["top": "18446744073709551615", "huge": "99999999999999999999999", "signed": "+7",
+                      "edge": "18446744073709551614"]
+        for (room, rev) in stored {
+            _ = try redis.cli(["SADD", "navsync:rooms", room])
+            _ = try redis.cli(["HSET", "navsync:{\(room)}:state", "rev", rev, "route", "/red", "tag", "t"])
+        }
+        let daemon = try DaemonProcess(arguments: ["--backplane", redis.url])
+        defer { daemon.stop() }
+        let client = try daemon.connect()
+        for room in ["top", "huge", "signed"] {
+            XCTAssertEqual(try client.request("JOIN \(room)"), "STATE 0 /red", room)
+            let refused = try client.request("SELECT green")
+            XCTAssertTrue(refused.hasPrefix("ERR unavailable room \(room) cannot be read"), refused)
+            XCTAssertTrue(refused.contains(stored[room]!), "names the revision: \(refused)")
+        }
+        XCTAssertEqual(try client.request("JOIN edge"), "STATE 18446744073709551614 /red")
+        let limit = try client.request("SELECT green")
+        XCTAssertTrue(limit.hasPrefix("ERR limit ") && limit.contains("maximum"), limit)
+        XCTAssertEqual(try redis.cli(["HGET", "navsync:{edge}:state", "rev"]), "18446744073709551614\n")
+        XCTAssertEqual(try client.request("JOIN main"), "STATE 0 /red")
+        XCTAssertEqual(try client.request("SELECT green"), "OK 1")
+        XCTAssertEqual(try stats(daemon)["backplane_rooms_unreadable"], "3")
+        XCTAssertFalse(daemon.log.contains("backplane down"), daemon.log)
+    }
+
+    /// Fleets on one Redis that differ only in database number, or only in
+    /// prefix, share nothing: writers and watchers on each at once, no
+    /// `unavailable`, and every watcher sees exactly its own fleet's changes.
+    func test_fleet_databasesAndPrefixesIsolateFleets_writersAndWatchersOnEach() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let layouts: [(name: String, arguments: [String])] = [
+            ("A", ["--backplane", redis.url]),
+            ("B", ["--backplane", redis.url + "/3"]),
+            ("C", ["--backplane", redis.url, "--backplane-prefix", "other:"]),
+        ]
+        var daemons: [[DaemonProcess]] = []
+        defer { daemons.joined().forEach { $0.stop() } }
+        for layout in layouts {
+            daemons.append([try DaemonProcess(arguments: layout.arguments), try DaemonProcess(arguments: layout.arguments)])
+        }
+        let watchers = try daemons.map { try $0[0].connect() }
+        for watcher in watchers { XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red") }
+        let writers = try daemons.map { try $0[1].connect() }
+        let replies = Locked([[String]](repeating: [], count: layouts.count))
+        let names = layouts.map(\.name)
+        // Each writer pipelines windows of 16 changes for about two seconds (at most 4,000).
+        runOnThreads(layouts.count, timeout: 60) { f in
+            let until = Date().addingTimeInterval(2)
+            var sent = 0
+            while Date() < until && sent < 4_000 {
+                writers[f].send((sent..<(sent + 16)).map { "OPEN /red/blue:\(names[f])-\($0)\n" }.joined())
+                sent += 16
+                guard let lines = try? writers[f].readLines(16) else { return }
+                replies.withLock { $0[f] += lines }
+            }
+        }
+        for (f, name) in names.enumerated() {
+            let answers = replies.withLock { $0[f] }
+            XCTAssertGreaterThan(answers.count, 0, name)
+            XCTAssertEqual(answers, (1...answers.count).map { "OK \($0)" }, "fleet \(name): every change applied, in order")
+            let stream = try events(watchers[f], through: answers.count)
+            XCTAssertEqual(stream.compactMap(revision), Array(1...answers.count), "fleet \(name): gap-free")
+            XCTAssertEqual(stream, (0..<answers.count).map { "EVENT \($0 + 1) open /red/blue:\(name)-\($0)" },
+                           "fleet \(name) sees its own changes and nothing else")
+            XCTAssertTrue(watchers[f].staysQuiet(for: 0.2), "fleet \(name): no event from another fleet")
+            for daemon in daemons[f] {
+                XCTAssertEqual(try daemon.connect().request("GET"), "STATE \(answers.count) /red/blue:\(name)-\(answers.count - 1)")
+                XCTAssertFalse(daemon.log.contains("another epoch"), daemon.log)
+                XCTAssertFalse(daemon.log.contains("backplane down"), daemon.log)
+            }
+        }
+    }
 }

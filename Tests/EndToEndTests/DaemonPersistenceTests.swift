@@ -239,11 +239,13 @@ final class DaemonPersistenceTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains(directory), result.stderr)
     }
 
-    func test_stateFile_missing_startsFresh_andCreatesDirectories() throws {
+    func test_stateFile_defaultPathMissing_startsFresh_andCreatesDirectories() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let statePath = dir.file("deeper/still/state.json")
-        let daemon = try DaemonProcess(state: statePath)
+        let base = dir.file("deeper/still")
+        let env = ["XDG_STATE_HOME": base, "HOME": dir.path]
+        let statePath = base + "/navsync/state.json"
+        let daemon = try DaemonProcess(state: DaemonProcess.defaultState, environment: env)
         defer { daemon.stop() }
         let client = try daemon.connect()
         XCTAssertEqual(try client.request("GET"), "STATE 0 /red")
@@ -251,9 +253,110 @@ final class DaemonPersistenceTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: statePath))
         client.close()
         XCTAssertEqual(daemon.signal(SIGTERM), 0)
-        let again = try DaemonProcess(state: statePath)
+        let again = try DaemonProcess(state: DaemonProcess.defaultState, environment: env)
         defer { again.stop() }
         try check(again, ["main": "1 /green"])
+    }
+
+    /// A path the operator typed whose directory is missing is a mistake,
+    /// not a fresh start: exit 1 naming the directory, nothing created.
+    func test_stateFile_givenPathInMissingDirectory_exit1NamingIt_createsNothing() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        for missing in [dir.file("typo"), dir.file("typo/deeper")] {
+            let statePath = missing + "/x.json"
+            let result = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--state", statePath])
+            XCTAssertEqual(result.status, 1, result.stderr)
+            XCTAssertTrue(result.stderr.contains("directory \(missing) does not exist"), result.stderr)
+            XCTAssertFalse(result.stderr.contains("listening on"), result.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: dir.file("typo")), "no directory was made")
+        }
+        // A relative path in the current directory needs no directory at all.
+        let daemon = try DaemonProcess(state: "x.json", shellSetup: "cd '\(dir.path)'")
+        defer { daemon.stop() }
+        XCTAssertEqual(try daemon.connect().request("SELECT green"), "OK 1")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir.file("x.json")))
+    }
+
+    /// A symlink planted where the daemon writes its temporary snapshot must
+    /// not make it write through the link: the target stays as it was, the
+    /// link is replaced, and the state file is private (0600). Checked at
+    /// start (the first snapshot) and at a compaction while running.
+    func test_stateFile_symlinkAtTemporaryPath_targetUntouched_linkReplaced_mode0600() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let victim = try dir.write("victim", "precious\n")
+        chmod(victim, 0o644)
+        let statePath = dir.file("state.json")
+        let temporary = statePath + ".tmp"
+        func checkFiles(_ when: String) throws {
+            XCTAssertEqual(try String(contentsOfFile: victim, encoding: .utf8), "precious\n", when)
+            var info = stat()
+            XCTAssertEqual(lstat(victim, &info), 0)
+            XCTAssertEqual(info.st_mode & 0o777, 0o644, "\(when): the victim's mode is as it was")
+            XCTAssertEqual(lstat(statePath, &info), 0)
+            XCTAssertEqual(info.st_mode & S_IFMT, S_IFREG, "\(when): the state file is a file of its own")
+            XCTAssertEqual(info.st_mode & 0o777, 0o600, "\(when): the state file is private")
+            XCTAssertNotEqual(lstat(temporary, &info), 0, "\(when): the link is gone")
+        }
+        XCTAssertEqual(symlink(victim, temporary), 0)
+        let daemon = try DaemonProcess(state: statePath)
+        defer { daemon.stop() }
+        try checkFiles("at start")
+
+        XCTAssertEqual(symlink(victim, temporary), 0)
+        let client = try daemon.connect()
+        // Changes past the compaction threshold (1 MiB of change lines) in a
+        // room whose snapshot stays small: the daemon rewrites the file.
+        let padding = String(repeating: "x", count: 3_000)
+        var revision = 0
+        for batch in 0..<24 {
+            client.send((0..<16).map { "OPEN /red/blue:\(batch)-\($0)-\(padding)\n" }.joined())
+            for _ in 0..<16 {
+                revision += 1
+                XCTAssertEqual(try client.readLine(), "OK \(revision)")
+            }
+        }
+        var info = stat()
+        XCTAssertTrue(waitUntil { lstat(temporary, &info) != 0 }, "the daemon compacted, replacing the link")
+        try checkFiles("after a compaction")
+        XCTAssertEqual(try client.request("GET"), "STATE \(revision) /red/blue:23-15-\(padding)")
+        client.close()
+        XCTAssertEqual(daemon.signal(SIGTERM), 0)
+        let again = try DaemonProcess(state: statePath)
+        defer { again.stop() }
+        try check(again, ["main": "\(revision) /red/blue:23-15-\(padding)"])
+    }
+
+    /// A room read from the file at the largest revision there is: the daemon
+    /// starts, the room reads as it is, a change is refused with `limit`
+    /// (a no-op still answers), and the daemon and other rooms carry on.
+    func test_stateFile_roomAtLargestRevision_readsAndRefusesChanges_daemonStaysUp() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let top = "18446744073709551615"
+        let statePath = try dir.write("state.json", #"{"navsync":2,"rooms":{"main":{"rev":\#(top),"route":"/red"}}}"# + "\n")
+        let daemon = try DaemonProcess(state: statePath)
+        defer { daemon.stop() }
+        let client = try daemon.connect()
+        XCTAssertEqual(try client.request("GET"), "STATE \(top) /red")
+        let refused = try client.request("SELECT green")
+        XCTAssertTrue(refused.hasPrefix("ERR limit ") && refused.contains("maximum"), refused)
+        XCTAssertEqual(try client.request("SELECT red"), "OK \(top)", "a no-op answers the revision as it is")
+        XCTAssertTrue(try client.request("IF \(top) PUSH blue").hasPrefix("ERR limit "))
+        XCTAssertEqual(try client.request("WATCH \(top)"), "CONTINUE \(top)")
+        XCTAssertEqual(try client.request("WATCH 5"), "STATE \(top) /red")
+        let other = try daemon.connect()
+        XCTAssertEqual(try other.request("PING"), "PONG")
+        XCTAssertEqual(try other.request("JOIN elsewhere"), "STATE 0 /red")
+        XCTAssertEqual(try other.request("SELECT green"), "OK 1")
+        XCTAssertEqual(try client.request("GET"), "STATE \(top) /red")
+        client.close()
+        other.close()
+        XCTAssertEqual(daemon.signal(SIGTERM), 0)
+        let again = try DaemonProcess(state: statePath)
+        defer { again.stop() }
+        try check(again, ["main": "\(top) /red", "elsewhere": "1 /green"])
     }
 
     func test_stateFile_empty_startsFreshWithInfoLine() throws {

@@ -51,6 +51,18 @@ final class EventHistoryTests: XCTestCase {
         XCTAssertNil(history.events(after: 0, current: 20))
     }
 
+    func test_historyAtTheLargestRevisions_replaysWithoutOverflow() {
+        var history = EventHistory(maxCount: 4, maxBytes: 1024)
+        for revision in (UInt64.max - 5)...UInt64.max { history.append(event(revision), revision: revision) }
+        XCTAssertEqual(history.oldestRevision, .max - 3)
+        XCTAssertEqual(history.events(after: .max, current: .max), [])
+        XCTAssertEqual(history.events(after: .max - 1, current: .max), [event(.max)])
+        XCTAssertEqual(history.events(after: .max - 4, current: .max), ((UInt64.max - 3)...UInt64.max).map { event($0) })
+        XCTAssertNil(history.events(after: .max - 5, current: .max))
+        XCTAssertNil(history.events(after: .max, current: .max - 1), "newer than the room: resync")
+        XCTAssertNil(history.events(after: 0, current: .max))
+    }
+
     func test_emptyHistory_continuesOnlyAtTheCurrentRevision() {
         let history = EventHistory(maxCount: 8, maxBytes: 1024)
         XCTAssertEqual(history.events(after: 0, current: 0), [])

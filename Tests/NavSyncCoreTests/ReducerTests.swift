@@ -282,4 +282,35 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(Mutation.present(entry("red")).op, "present")
         XCTAssertEqual(Mutation.dismiss.op, "dismiss")
     }
+
+    // MARK: - A revision at its maximum (read from a state file or Redis)
+
+    func test_reducer_changeAtMaximumRevision_isLimitAndLeavesTheRoom() {
+        let top = RoomState(navigation("/red"), revision: .max)
+        for mutation: Mutation in [.select(entry("green")), .push(entry("blue")), .open(navigation("/green")),
+                                   .present(entry("blue"))] {
+            XCTAssertThrowsError(try Reducer.apply(mutation, to: top, catalog: builtIn, maxDepth: 64), "\(mutation)") {
+                let error = $0 as? ProtocolError
+                XCTAssertEqual(error?.code, .limit)
+                XCTAssertEqual(error?.message.contains("maximum"), true, error?.message ?? "")
+            }
+        }
+    }
+
+    func test_reducer_noOpAtMaximumRevision_staysANoOp() throws {
+        let top = RoomState(navigation("/red"), revision: .max)
+        XCTAssertNil(try Reducer.apply(.select(entry("red")), to: top, catalog: builtIn, maxDepth: 64))
+        XCTAssertNil(try Reducer.apply(.root, to: top, catalog: builtIn, maxDepth: 64))
+    }
+
+    func test_reducer_changeJustBelowMaximum_reachesIt() throws {
+        XCTAssertEqual(try apply(.select(entry("green")), on: "/red", revision: .max - 1), "/green")
+    }
+
+    func test_reducer_stateErrorsAtMaximumRevision_keepTheirOwnCode() {
+        let top = RoomState(navigation("/red"), revision: .max)
+        XCTAssertThrowsError(try Reducer.apply(.pop, to: top, catalog: builtIn, maxDepth: 64)) {
+            XCTAssertEqual(($0 as? ProtocolError)?.code, .atRoot)
+        }
+    }
 }

@@ -100,6 +100,20 @@ final class JournalLoadTests: XCTestCase {
         XCTAssertEqual(failure([snapshot, #"{"rev":2,"room":"other","route":"/red"}"#])?.line, 2, "a new room starts at 1")
     }
 
+    func test_load_roomAtTheLargestRevision_loads_aLineAfterItIsCorrupt() throws {
+        let top = #"{"navsync":2,"rooms":{"main":{"rev":18446744073709551615,"route":"/red"}}}"#
+        XCTAssertEqual(try load([top]).rooms["main"]?.revision, .max)
+        let error = failure([top, #"{"rev":0,"room":"main","route":"/green","op":"select"}"#])
+        XCTAssertEqual(error?.line, 2)
+        XCTAssertEqual(failure([top, #"{"rev":18446744073709551615,"room":"main","route":"/green","op":"select"}"#])?.line, 2)
+        let below = #"{"navsync":2,"rooms":{"main":{"rev":18446744073709551614,"route":"/red"}}}"#
+        let reached = try load([below, #"{"rev":18446744073709551615,"room":"main","route":"/green","op":"select"}"#])
+        XCTAssertEqual(reached.rooms["main"]?.revision, .max)
+        XCTAssertEqual(reached.recent["main"]?.count, 1)
+        XCTAssertNotNil(failure([#"{"navsync":2,"rooms":{"main":{"rev":18446744073709551616,"route":"/red"}}}"#]),
+                        "a revision past 64 bits is not a revision")
+    }
+
     func test_load_badRouteIsCorrupt() {
         XCTAssertEqual(failure([snapshot, #"{"rev":3,"room":"main","route":"red"}"#])?.line, 2)
         XCTAssertEqual(failure([snapshot, #"{"rev":3,"room":"main","route":"/red/blue:%ZZ"}"#])?.line, 2)

@@ -89,8 +89,47 @@ final class SyncFileTests: LoopTestCase {
         XCTAssertNil(try SyncFile.readAll(path: path + ".tmp"))
     }
 
+    func test_replaceAtomically_symlinkAtTemporary_replacesTheLinkNotItsTarget() throws {
+        let path = temporaryPath("linked")
+        let victim = temporaryPath("victim")
+        try SyncFile.replaceAtomically(path: victim, with: Array("precious".utf8))
+        addTeardownBlock { unlink(path + ".tmp") }
+        XCTAssertEqual(symlink(victim, path + ".tmp"), 0)
+        try SyncFile.replaceAtomically(path: path, with: Array("state".utf8))
+        XCTAssertEqual(try SyncFile.readAll(path: victim), Array("precious".utf8))
+        XCTAssertEqual(try SyncFile.readAll(path: path), Array("state".utf8))
+        var info = stat()
+        XCTAssertEqual(lstat(path, &info), 0)
+        XCTAssertEqual(info.st_mode & S_IFMT, S_IFREG, "the link was renamed into place")
+        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+        XCTAssertEqual(lstat(victim, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600, "the victim's mode was not touched")
+        XCTAssertNil(try SyncFile.readAll(path: path + ".tmp"))
+    }
+
+    func test_replaceAtomically_staleTemporary_isNotReused() throws {
+        let path = temporaryPath("stale")
+        try SyncFile.replaceAtomically(path: path + ".tmp", with: Array("left by a crash, longer".utf8))
+        chmod(path + ".tmp", 0o666)
+        try SyncFile.replaceAtomically(path: path, with: Array("new".utf8))
+        XCTAssertEqual(try SyncFile.readAll(path: path), Array("new".utf8))
+        var info = stat()
+        XCTAssertEqual(lstat(path, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+    }
+
     func test_replaceAtomically_missingDirectory_throwsAndLeavesNothing() {
         XCTAssertThrowsError(try SyncFile.replaceAtomically(path: "/nonexistent-dir-uvloop/x", with: [1]))
+    }
+
+    func test_checkDirectory_tellsDirectoryMissingAndNotADirectoryApart() throws {
+        let file = temporaryPath("plain")
+        try SyncFile.replaceAtomically(path: file, with: [1])
+        XCTAssertEqual(try SyncFile.checkDirectory("/tmp"), .directory)
+        XCTAssertEqual(try SyncFile.checkDirectory(temporaryPath("absent")), .missing)
+        XCTAssertEqual(try SyncFile.checkDirectory(temporaryPath("absent") + "/deeper"), .missing)
+        XCTAssertEqual(try SyncFile.checkDirectory(file), .notADirectory)
+        XCTAssertEqual(try SyncFile.checkDirectory(file + "/deeper"), .notADirectory)
     }
 
     func test_createDirectories_createsPrivateNestedDirectories() throws {

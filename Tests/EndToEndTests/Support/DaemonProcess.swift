@@ -18,8 +18,12 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
     /// so it is this object's to remove.
     private let ownsStateDirectory: Bool
 
+    /// Passed as `state`: no `--state` at all, so the daemon uses its default path.
+    static let defaultState = "(the daemon's default)"
+
     /// Starts the daemon and waits (bounded) for its listening line.
-    /// `state`: nil = a fresh file in a temp directory; "none" = memory only.
+    /// `state`: nil = a fresh file in a temp directory; "none" = memory only;
+    /// `defaultState` = no `--state` flag.
     /// `environment`: variables to set on top of the test's own.
     /// `shellSetup`: a shell command run first, e.g. `ulimit -f 8`; the
     /// shell then execs the daemon, which keeps the shell's PID.
@@ -37,7 +41,9 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
         var arguments = extra
         if !extra.contains(where: { $0.hasPrefix("--listen") }) { arguments += ["--listen", "127.0.0.1:0"] }
         // A backplane daemon keeps no state file (--state with it is refused).
-        if !extra.contains(where: { $0.hasPrefix("--state") || $0.hasPrefix("--backplane") }) { arguments += ["--state", statePath] }
+        if state != Self.defaultState && !extra.contains(where: { $0.hasPrefix("--state") || $0.hasPrefix("--backplane") }) {
+            arguments += ["--state", statePath]
+        }
         if let shellSetup {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", shellSetup + "; exec \"$0\" \"$@\"", Binaries.daemon] + arguments
