@@ -139,6 +139,16 @@ public final class RedisRoomStore: RoomStore {
 
     public var unavailableReason: String? { isUp ? nil : downReason }
 
+    /// A room set aside as unreadable is refused for reads too; each such
+    /// refusal reads its keys again (one read at a time), so a room
+    /// repaired in Redis answers again without waiting for a change.
+    public func unavailableReason(forRoom room: String) -> String? {
+        if let down = unavailableReason { return down }
+        guard let why = unreadableRooms[room] else { return nil }
+        recheck(room)
+        return Self.unreadableMessage(room, why)
+    }
+
     public var persistenceName: String { "redis" }
 
     private var historyBounds: ChangeFunction.HistoryBounds {

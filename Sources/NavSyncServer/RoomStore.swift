@@ -15,6 +15,13 @@ public protocol RoomStore: AnyObject {
     /// returns nil.
     var unavailableReason: String? { get }
 
+    /// Why one room cannot be read right now (`ERR unavailable` for `GET`,
+    /// `WATCH` and `JOIN` to it); nil when it can. Beyond the whole store
+    /// being away, a shared store may have set one room aside whose keys do
+    /// not decode; asking may make it look at that room again, so a repaired
+    /// room answers again by itself.
+    func unavailableReason(forRoom room: String) -> String?
+
     /// Decides one change. Must call `delegate.changeFinished` exactly once
     /// for it, before returning or later. An applied change is reported by
     /// that call alone, never also by `roomChanged`.
@@ -142,4 +149,9 @@ public struct ChangeRules: Sendable {
     public var roomLimitError: ProtocolError {
         ProtocolError(.limit, "\(maxRooms) rooms already hold state (--max-rooms)")
     }
+}
+
+extension RoomStore {
+    /// A store whose rooms are all readable or none is: the store's reason.
+    public func unavailableReason(forRoom room: String) -> String? { unavailableReason }
 }

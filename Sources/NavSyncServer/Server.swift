@@ -224,7 +224,7 @@ public final class Server {
             reply(session, Wire.error(ProtocolError(.authRequired, "AUTH <token> first")))
             return
         }
-        if command.needsRoomState, let why = store.unavailableReason {
+        if command.needsRoomState, let why = unavailableReason(for: command, of: session) {
             // Nothing moves: a refused JOIN stays put, a refused WATCH does not subscribe.
             reply(session, Wire.error(ProtocolError(.unavailable, why)))
             return
@@ -268,6 +268,17 @@ public final class Server {
             end(session, .quit)
         case .help:
             reply(session, Wire.help())
+        }
+    }
+
+    /// Changes are judged by the store itself (an unreadable room's change
+    /// makes it read the room again); reads ask about the room they read,
+    /// which for `JOIN` is the room it moves to.
+    private func unavailableReason(for command: Command, of session: Session) -> String? {
+        switch command {
+        case .mutate: return store.unavailableReason
+        case .join(let name): return store.unavailableReason(forRoom: name)
+        default: return store.unavailableReason(forRoom: session.room)
         }
     }
 
