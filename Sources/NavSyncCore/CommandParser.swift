@@ -10,14 +10,28 @@ public struct CommandParser: Sendable {
         self.maxDepth = maxDepth
     }
 
+    /// The answer to every line whose verb may not come before `AUTH`, on a
+    /// connection that has not authenticated.
+    public static let authRequired = ProtocolError(.authRequired, "AUTH <token> first")
+
     /// nil for a blank line, which the protocol ignores without a reply.
     /// The line excludes its terminator (the framer strips `\n` and a `\r` before it).
-    public func parse(_ line: some Collection<UInt8>) -> Result<Command, ProtocolError>? {
+    ///
+    /// With `authenticated` false (a daemon with a token, before a good
+    /// `AUTH`), a line whose verb is not allowed before `AUTH` in the verb
+    /// table is `auth-required` before anything else about it is looked at,
+    /// known verb or not, good arguments or not: a parse error would tell a
+    /// peer without the token what the catalog holds. Only `bad-encoding`
+    /// comes first (the line-too-long check is the framer's, earlier still).
+    public func parse(_ line: some Collection<UInt8>, authenticated: Bool = true) -> Result<Command, ProtocolError>? {
         guard let text = String(validating: line, as: UTF8.self) else {
             return .failure(ProtocolError(.badEncoding, "line is not valid UTF-8"))
         }
         let (verb, rest) = Self.splitToken(Substring(text))
         guard !verb.isEmpty else { return nil }
+        if !authenticated && Verb(token: verb)?.row.allowedBeforeAuth != true {
+            return .failure(Self.authRequired)
+        }
         return Result { () throws(ProtocolError) in try command(verb: verb, rest: rest) }
     }
 

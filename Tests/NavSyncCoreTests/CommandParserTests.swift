@@ -241,6 +241,27 @@ final class CommandParserTests: XCTestCase {
                        .success(.mutate(.open([entry("a"), entry("b", "x")]), ifRevision: nil)))
     }
 
+    // MARK: - Before AUTH
+
+    func test_parser_unauthenticated_refusesEveryVerbButTheFourBeforeParsing() {
+        let refused = ["GET", "IF 3 SELECT nosuch", "SELECT nosuch", "PUSH red x", "OPEN %%%", "JOIN bad room",
+                       "FROB", "WHOAMI", "HELP", "watch x"]
+        for line in refused {
+            XCTAssertEqual(parser.parse(Array(line.utf8), authenticated: false), .failure(CommandParser.authRequired), line)
+        }
+        XCTAssertEqual(parser.parse(Array("PING hi".utf8), authenticated: false), .success(.ping(text: "hi")))
+        XCTAssertEqual(parser.parse(Array("quit".utf8), authenticated: false), .success(.quit))
+        XCTAssertEqual(parser.parse(Array("AUTH t".utf8), authenticated: false), .success(.auth(token: "t")))
+        XCTAssertEqual(parser.parse(Array("HELLO 1".utf8), authenticated: false), .success(.hello(version: "1")))
+        if case .failure(let error)? = parser.parse(Array("HELLO 9".utf8), authenticated: false) {
+            XCTAssertEqual(error.code, .badArgs, "an allowed verb gets its own parse errors")
+        } else {
+            XCTFail("HELLO 9 parsed")
+        }
+        XCTAssertEqual(parser.parse([0xFF], authenticated: false), .failure(ProtocolError(.badEncoding, "line is not valid UTF-8")))
+        XCTAssertNil(parser.parse(Array("   ".utf8), authenticated: false))
+    }
+
     // MARK: - Command properties
 
     func test_command_allowedBeforeAuth_isAuthPingHelloQuitOnly() {
