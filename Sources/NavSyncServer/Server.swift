@@ -192,7 +192,7 @@ public final class Server {
             guard let parsed = parser.parse(line, authenticated: session.authenticated) else { return }
             commandsHandled += 1
             if log.isDebugEnabled {
-                log.debug("\(session.label) < \(String(decoding: line.prefix(200), as: UTF8.self))")
+                log.debug("\(session.label) < \(LoggedLine.text(line))")
             }
             switch parsed {
             case .failure(let error):

@@ -147,4 +147,23 @@ final class AuthTests: XCTestCase {
         XCTAssertEqual(client.run("IF 3 SELECT nosuch"), ["ERR unknown-screen no screen named 'nosuch'; see SCREENS"])
         XCTAssertEqual(client.run("FROB"), ["ERR unknown-command unknown command 'FROB'; try HELP"])
     }
+
+    // MARK: - Tokens never reach the log
+
+    func test_auth_debugLogNeverHoldsTheToken() throws {
+        let hub = try Hub(token: "s3cret-token")
+        let client = hub.connect()
+        client.run("AUTH wrong-guess")
+        client.run("auth \ts3cret-token-typo ")
+        client.run("AUTH s3cret-token")
+        client.run("GET")
+        let debug = hub.logLines.filter { $0.0 == .debug }.map(\.1)
+        XCTAssertTrue(debug.contains { $0.hasSuffix("< AUTH <redacted>") }, "\(debug)")
+        XCTAssertTrue(debug.contains { $0.hasSuffix("< auth <redacted>") }, "\(debug)")
+        XCTAssertTrue(debug.contains { $0.hasSuffix("< GET") }, "other lines are still logged: \(debug)")
+        for (_, line) in hub.logLines {
+            XCTAssertFalse(line.contains("s3cret"), line)
+            XCTAssertFalse(line.contains("wrong-guess"), line)
+        }
+    }
 }
