@@ -57,12 +57,13 @@ public struct CommandParser: Sendable {
         case .help: return .help
         case .ping: return .ping(text: String(Self.trimBlanks(rest)))
         case .join:
-            let (room, extra) = Self.splitToken(rest)
-            guard !room.isEmpty, extra.isEmpty else { throw Self.usage(verb) }
-            guard Names.isValid(room) else {
+            guard !rest.isEmpty else { throw Self.usage(verb) }
+            // The whole rest is the name: `JOIN bad room` is told the naming
+            // rule (no blanks), not a usage line that hides why.
+            guard Names.isValid(rest) else {
                 throw ProtocolError(.badArgs, "room names are 1-64 characters of A-Z a-z 0-9 _ . -")
             }
-            return .join(room: String(room))
+            return .join(room: String(rest))
         case .hello:
             let (version, extra) = Self.splitToken(rest)
             guard extra.isEmpty else { throw Self.usage(verb) }

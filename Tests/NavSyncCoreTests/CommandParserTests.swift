@@ -78,6 +78,24 @@ final class CommandParserTests: XCTestCase {
         XCTAssertEqual(command("JOIN \(longest)"), .join(room: longest))
     }
 
+    func test_parser_join_badRoomNamesAreToldTheNamingRule() {
+        let rule = "room names are 1-64 characters of A-Z a-z 0-9 _ . -"
+        let table: [(line: String, message: String)] = [
+            ("JOIN bad room", rule),
+            ("JOIN bad\troom", rule),
+            ("JOIN a b c", rule),
+            ("JOIN bad/room", rule),
+            ("JOIN caf\u{E9}", rule),
+            ("JOIN " + String(repeating: "r", count: 65), rule),
+            ("JOIN", "usage: JOIN <room>"),
+            ("JOIN   ", "usage: JOIN <room>"),
+        ]
+        for (line, message) in table {
+            XCTAssertEqual(parser.parse(Array(line.utf8)), .failure(ProtocolError(.badArgs, message)), line)
+        }
+        XCTAssertEqual(command("JOIN  lobby  "), .join(room: "lobby"), "blanks around the name are still fine")
+    }
+
     func test_parser_ping_echoesTextTrimmed() {
         XCTAssertEqual(command("PING"), .ping(text: ""))
         XCTAssertEqual(command("PING hello"), .ping(text: "hello"))
