@@ -1,8 +1,9 @@
 // The `--screens` JSON loader on arbitrary bytes. Properties:
 //   - it never crashes; a refusal names a problem;
 //   - an accepted catalog keeps every invariant the daemon relies on: at
-//     least one screen, valid unique names, every `next` in the catalog, an
-//     initial screen that needs no data; lookups agree with the list;
+//     least one screen, valid unique names (never `-`), titles and messages
+//     of one line without control characters, every `next` in the catalog,
+//     an initial screen that needs no data; lookups agree with the list;
 //   - a room can start on it and NEXT from every screen either moves to a
 //     screen of the catalog or is `no-next` / a data-rule `bad-args`.
 import NavSyncCore
@@ -21,7 +22,11 @@ public func fuzzCatalog(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     require(!catalog.screens.isEmpty, "an accepted catalog has screens", bytes.shown)
     var seen: Set<String> = []
     for screen in catalog.screens {
-        require(Names.isValid(screen.name), "screen names are well-formed", screen.name)
+        require(Names.isValid(screen.name) && screen.name != "-", "screen names are well-formed", screen.name)
+        for text in [screen.title, screen.message] {
+            require(!text.unicodeScalars.contains { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" },
+                    "titles and messages are one line without control characters", bytes.shown)
+        }
         require(seen.insert(screen.name).inserted, "screen names are unique", screen.name)
         require(catalog[screen.name] == screen, "lookup finds the listed screen", screen.name)
         if let next = screen.next {

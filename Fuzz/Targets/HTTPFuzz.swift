@@ -4,6 +4,9 @@
 //     in fuzzed chunks;
 //   - the sniffer says `http` only for a first line of the request-line
 //     form, and never reads more than 8 KiB of a candidate;
+//   - while undecided it holds every byte fed and no more than its bound:
+//     under 8 KiB, and at most `maxMethodBytes + 1` unless the bytes begin
+//     like a request line (capitals, one space, `/`);
 //   - a parsed head has a capital-letter method, a visible-ASCII target
 //     starting with `/`, lowercase token header names, no control bytes;
 //   - failures are 400, 414 or 431, and the parser never holds more than
@@ -59,11 +62,24 @@ public func fuzzHTTP(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
 
 private func sniff(_ chunks: [ArraySlice<UInt8>]) -> ProtocolSniffer.Verdict {
     var sniffer = ProtocolSniffer()
+    var fed: [UInt8] = []
     for chunk in chunks {
         let verdict = sniffer.feed(chunk)
         if verdict != .undecided { return verdict }
+        fed.append(contentsOf: chunk)
+        requireWithinSniffBound(sniffer, fed)
     }
     return .undecided
+}
+
+/// The sniff's memory bound: what an undecided sniffer may hold.
+private func requireWithinSniffBound(_ sniffer: ProtocolSniffer, _ fed: [UInt8]) {
+    require(sniffer.bufferedByteCount == fed.count, "an undecided sniffer holds what it was fed", fed.shown)
+    require(fed.count < ProtocolSniffer.maxRequestLineBytes, "undecided within 8 KiB", fed.shown)
+    let method = fed.prefix { $0 >= 65 && $0 <= 90 }
+    let beginsLikeRequest = !method.isEmpty && fed.dropFirst(method.count).starts(with: " /".utf8)
+    require(beginsLikeRequest || fed.count <= ProtocolSniffer.maxMethodBytes + 1,
+            "undecided past the method bound only for a request-line start", fed.shown)
 }
 
 /// Every head up to the first failure; bodies are skipped as the daemon does.

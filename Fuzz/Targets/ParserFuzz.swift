@@ -6,7 +6,9 @@
 //   - a parsed change (SELECT PUSH POP ROOT NEXT OPEN PRESENT DISMISS), written
 //     back out as a line, parses to the same command, and obeys the catalog
 //     and the depth limit (stack and sheets together);
-//   - WATCH <rev> takes exactly the decimal numbers that fit in 64 bits.
+//   - WATCH <rev> takes exactly the decimal numbers that fit in 64 bits;
+//   - before AUTH, a line is bad-encoding, auth-required, or (for AUTH PING
+//     HELLO QUIT only) answered exactly as after AUTH: nothing else leaks.
 import NavSyncCore
 
 /// The codes that can be judged from the line and the catalog alone.
@@ -34,6 +36,19 @@ public func fuzzParser(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     case (.success(let a), .success(let b)) where a == b: break
     case (.failure(let a), .failure(let b)) where a.code == b.code: break
     default: violated("verbs are case-insensitive", "\(line.shown): \(result) vs \(String(describing: flipped))")
+    }
+
+    let verb = firstVerb(line)
+    switch parser.parse(line, authenticated: false) {
+    case nil:
+        violated("a line with a result has one before AUTH too", line.shown)
+    case .failure(let error)? where error.code == .badEncoding:
+        require(result == .failure(error), "bad-encoding comes before auth-required", line.shown)
+    case let early? where verb?.row.allowedBeforeAuth == true:
+        require(early == result, "AUTH PING HELLO QUIT are answered before AUTH as after", "\(line.shown): \(early)")
+    case let early?:
+        require(early == .failure(CommandParser.authRequired), "every other line is auth-required before AUTH",
+                "\(line.shown): \(early)")
     }
 
     switch result {
@@ -138,6 +153,12 @@ private func requireOneLine(_ bytes: [UInt8], _ line: [UInt8]) {
 
 /// The same line with the ASCII letters of its first token (and of IF's inner
 /// verb) in the other case.
+/// The verb of the line's first token, compared in ASCII upper case.
+private func firstVerb(_ line: [UInt8]) -> Verb? {
+    let token = line.drop { $0 == 32 || $0 == 9 }.prefix { $0 != 32 && $0 != 9 }
+    return Verb(rawValue: String(decoding: token.map { (97...122).contains($0) ? $0 - 32 : $0 }, as: UTF8.self))
+}
+
 private func flippingVerbCase(_ line: [UInt8]) -> [UInt8] {
     var out = line
     var i = 0

@@ -1,6 +1,7 @@
 /// The closed set of screens, with the one a fresh room starts on.
-/// Invariants (checked by `init`): names are valid and unique, every `next`
-/// names a member, and `initial` is a member that needs no data.
+/// Invariants (checked by `init`): names are valid (and not `-`) and unique,
+/// titles and messages are one line without control characters, every
+/// `next` names a member, and `initial` is a member that needs no data.
 public struct Catalog: Sendable, Equatable {
     public let initial: String
     /// In the order they were declared, which is the order `SCREENS` lists.
@@ -14,6 +15,15 @@ public struct Catalog: Sendable, Equatable {
             guard Names.isValid(screen.name) else {
                 throw CatalogError(field: "screens[\(i)].name",
                                    problem: "\"\(screen.name)\" must be 1-64 characters of A-Z a-z 0-9 _ . -")
+            }
+            guard screen.name != "-" else {
+                throw CatalogError(field: "screens[\(i)].name",
+                                   problem: "\"-\" is not a screen name: SCREENS writes it for a screen with no next")
+            }
+            for (field, text) in [("title", screen.title), ("message", screen.message)] {
+                if let problem = Self.singleLineProblem(text) {
+                    throw CatalogError(field: "screens[\(i)].\(field)", problem: problem)
+                }
             }
             guard index[screen.name] == nil else {
                 throw CatalogError(field: "screens[\(i)].name", problem: "\"\(screen.name)\" is listed twice")
@@ -34,6 +44,18 @@ public struct Catalog: Sendable, Equatable {
         self.initial = initial
         self.screens = screens
         self.index = index
+    }
+
+    /// Titles and messages are sent as the rest of one protocol line
+    /// (`SCREEN`, `MESSAGE`) and drawn on one terminal row: a line break or
+    /// any other control character (Unicode's Cc, and the line and paragraph
+    /// separators) would break the line or the screen.
+    static func singleLineProblem(_ text: String) -> String? {
+        guard let bad = text.unicodeScalars.first(where: { scalar in
+            scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}"
+        }) else { return nil }
+        let code = String(bad.value, radix: 16, uppercase: true)
+        return "must be one line with no control characters (holds U+\(String(repeating: "0", count: max(0, 4 - code.count)) + code))"
     }
 
     public subscript(name: String) -> Screen? {

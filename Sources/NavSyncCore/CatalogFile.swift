@@ -1,9 +1,16 @@
 import Foundation
 
 /// Reads the `--screens` JSON format. Unknown keys are refused so a typo such
-/// as `"colour"` is reported instead of silently ignored.
+/// as `"colour"` is reported instead of silently ignored; for the same
+/// reason the text must be strict JSON (no trailing comma, no key twice),
+/// checked before the decoder, which is more lenient, sees it.
 public enum CatalogFile {
     public static func decode(_ json: [UInt8]) throws(CatalogError) -> Catalog {
+        do {
+            try StrictJSON.validate(json)
+        } catch {
+            throw CatalogError(field: "", problem: "not valid JSON: \(error)")
+        }
         let file: FileShape
         do {
             file = try JSONDecoder().decode(FileShape.self, from: Data(json))

@@ -10,14 +10,28 @@ public struct CommandParser: Sendable {
         self.maxDepth = maxDepth
     }
 
+    /// The answer to every line whose verb may not come before `AUTH`, on a
+    /// connection that has not authenticated.
+    public static let authRequired = ProtocolError(.authRequired, "AUTH <token> first")
+
     /// nil for a blank line, which the protocol ignores without a reply.
     /// The line excludes its terminator (the framer strips `\n` and a `\r` before it).
-    public func parse(_ line: some Collection<UInt8>) -> Result<Command, ProtocolError>? {
+    ///
+    /// With `authenticated` false (a daemon with a token, before a good
+    /// `AUTH`), a line whose verb is not allowed before `AUTH` in the verb
+    /// table is `auth-required` before anything else about it is looked at,
+    /// known verb or not, good arguments or not: a parse error would tell a
+    /// peer without the token what the catalog holds. Only `bad-encoding`
+    /// comes first (the line-too-long check is the framer's, earlier still).
+    public func parse(_ line: some Collection<UInt8>, authenticated: Bool = true) -> Result<Command, ProtocolError>? {
         guard let text = String(validating: line, as: UTF8.self) else {
             return .failure(ProtocolError(.badEncoding, "line is not valid UTF-8"))
         }
         let (verb, rest) = Self.splitToken(Substring(text))
         guard !verb.isEmpty else { return nil }
+        if !authenticated && Verb(token: verb)?.row.allowedBeforeAuth != true {
+            return .failure(Self.authRequired)
+        }
         return Result { () throws(ProtocolError) in try command(verb: verb, rest: rest) }
     }
 
@@ -43,12 +57,13 @@ public struct CommandParser: Sendable {
         case .help: return .help
         case .ping: return .ping(text: String(Self.trimBlanks(rest)))
         case .join:
-            let (room, extra) = Self.splitToken(rest)
-            guard !room.isEmpty, extra.isEmpty else { throw Self.usage(verb) }
-            guard Names.isValid(room) else {
+            guard !rest.isEmpty else { throw Self.usage(verb) }
+            // The whole rest is the name: `JOIN bad room` is told the naming
+            // rule (no blanks), not a usage line that hides why.
+            guard Names.isValid(rest) else {
                 throw ProtocolError(.badArgs, "room names are 1-64 characters of A-Z a-z 0-9 _ . -")
             }
-            return .join(room: String(room))
+            return .join(room: String(rest))
         case .hello:
             let (version, extra) = Self.splitToken(rest)
             guard extra.isEmpty else { throw Self.usage(verb) }

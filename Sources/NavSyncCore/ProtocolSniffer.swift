@@ -11,6 +11,13 @@
 /// `maxRequestLineBytes`; longer, it is `requestLineTooLong` (414), so a page
 /// cannot hide a request behind a very long path.
 ///
+/// Anything else is decided within `maxMethodBytes + 1` bytes, well inside
+/// the smallest `--max-line`: a run of capitals longer than any HTTP method
+/// is the line protocol, whose framer then answers `line-too-long` for it
+/// like for any other over-long line. So while undecided the sniffer never
+/// holds more than `maxRequestLineBytes`, and never more than
+/// `maxMethodBytes + 1` unless the bytes begin like a request line.
+///
 /// The sniffer keeps every byte it was given until it decides; the caller
 /// then takes them with `takeBytes()` and hands them to whichever side won.
 public struct ProtocolSniffer: Sendable {
@@ -23,6 +30,13 @@ public struct ProtocolSniffer: Sendable {
 
     /// Bytes of a request line, its line ending included, read before judging.
     public static let maxRequestLineBytes = 8 * 1024
+
+    /// Capital letters a method may have. The longest registered HTTP method
+    /// (`UPDATEREDIRECTREF`) has 17; a longer run cannot start a request the
+    /// daemon would serve, and without a cap a peer sending nothing but
+    /// capitals was buffered for ever. Kept below `Limits.smallestMaxLineBytes`
+    /// so such a line is judged before `--max-line` at any setting.
+    public static let maxMethodBytes = 32
 
     private enum Stage: Sendable {
         /// Reading the method's capital letters; `count` so far.
@@ -58,7 +72,7 @@ public struct ProtocolSniffer: Sendable {
             case .method(let count):
                 let byte = buffer[index]
                 if Self.isCapital(byte) {
-                    stage = .method(count: count + 1)
+                    stage = count < Self.maxMethodBytes ? .method(count: count + 1) : .decided(.lineProtocol)
                 } else if byte == UInt8(ascii: " ") && count > 0 {
                     stage = .afterMethod
                 } else {
@@ -83,6 +97,9 @@ public struct ProtocolSniffer: Sendable {
         }
         return verdict
     }
+
+    /// Bytes held so far (all of them while undecided).
+    public var bufferedByteCount: Int { buffer.count }
 
     /// Every byte fed so far, handed over once; the sniffer is empty after.
     public mutating func takeBytes() -> [UInt8] {

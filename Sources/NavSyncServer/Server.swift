@@ -199,10 +199,11 @@ public final class Server {
         case .tooLong:
             reply(session, Wire.error(ProtocolError(.lineTooLong, "line longer than \(limits.maxLineBytes) bytes; discarded")))
         case .line(let line):
-            guard let parsed = parser.parse(line) else { return }
+            // Unauthenticated, the verb is judged before the arguments (see `parse`).
+            guard let parsed = parser.parse(line, authenticated: session.authenticated) else { return }
             commandsHandled += 1
             if log.isDebugEnabled {
-                log.debug("\(session.label) < \(String(decoding: line.prefix(200), as: UTF8.self))")
+                log.debug("\(session.label) < \(LoggedLine.text(line))")
             }
             switch parsed {
             case .failure(let error):
@@ -221,7 +222,7 @@ public final class Server {
             return
         }
         if !session.authenticated && !command.allowedBeforeAuth {
-            reply(session, Wire.error(ProtocolError(.authRequired, "AUTH <token> first")))
+            reply(session, Wire.error(CommandParser.authRequired))
             return
         }
         if command.needsRoomState, let why = unavailableReason(for: command, of: session) {

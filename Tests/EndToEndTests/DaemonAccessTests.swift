@@ -92,12 +92,17 @@ final class DaemonAccessTests: XCTestCase {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let tokenFile = try dir.write("token", "s3cret token\nsecond line is ignored\n")
-        let daemon = try DaemonProcess(arguments: ["--token-file", tokenFile], state: "none")
+        // Debug logging writes every line: the token must still not reach the log.
+        let daemon = try DaemonProcess(arguments: ["--token-file", tokenFile, "--log-level", "debug"], state: "none")
         defer { daemon.stop() }
 
         let c = try daemon.connect()
         XCTAssertTrue(try c.request("GET").hasPrefix("ERR auth-required "))
         XCTAssertTrue(try c.request("JOIN other").hasPrefix("ERR auth-required "))
+        // Parse errors would map the catalog: before AUTH they are auth-required too.
+        for line in ["SELECT nosuch", "PUSH red x", "IF 3 SELECT nosuch", "FROB", "JOIN bad room"] {
+            XCTAssertEqual(try c.request(line), "ERR auth-required AUTH <token> first", line)
+        }
         XCTAssertEqual(try c.request("PING"), "PONG")
         XCTAssertTrue(try c.request("HELLO 1").hasPrefix("HELLO navsync 1 "))
         XCTAssertTrue(try c.request("AUTH nope").hasPrefix("ERR auth-failed "))
@@ -117,6 +122,9 @@ final class DaemonAccessTests: XCTestCase {
         XCTAssertEqual(try quitter.readUntilClosed(), [])
         XCTAssertEqual(try c.request("GET"), "STATE 1 /green")
         c.close()
+        XCTAssertTrue(waitUntil { daemon.log.contains("< AUTH <redacted>") }, daemon.log)
+        XCTAssertFalse(daemon.log.contains("s3cret"), daemon.log)
+        XCTAssertFalse(daemon.log.contains("second line is ignored"), daemon.log)
     }
 
     func test_tokenFile_missingOrEmpty_refusesToStart() throws {

@@ -194,4 +194,65 @@ final class CatalogFileTests: XCTestCase {
         XCTAssertEqual(CatalogError(field: "screens[1].color", problem: "bad").description, "screens[1].color: bad")
         XCTAssertEqual(CatalogError(field: "", problem: "not valid JSON").description, "not valid JSON")
     }
+
+    // MARK: - The text rules: one row per rule
+
+    func test_catalogFile_malformedTable_eachRefusedWithItsReason() {
+        let ok = #""title": "S", "color": "red""#
+        let rows: [(rule: String, json: String, field: String, says: String)] = [
+            ("name -", single(#""name": "-", \#(ok)"#, initial: "-"), "screens[0].name", "not a screen name"),
+            ("name with a space", single(#""name": "view A", \#(ok)"#, initial: "view A"), "screens[0].name",
+             "1-64 characters of A-Z a-z 0-9 _ . -"),
+            ("name with a slash", single(#""name": "a/b", \#(ok)"#, initial: "a/b"), "screens[0].name", "1-64 characters"),
+            ("empty name", single(#""name": "", \#(ok)"#, initial: ""), "screens[0].name", "1-64 characters"),
+            ("duplicate name",
+             #"{"initial": "a", "screens": [{"name": "a", \#(ok)}, {"name": "a", \#(ok)}]}"#, "screens[1].name", "twice"),
+            ("title with \\n", single(#""name": "s", "title": "two\nlines", "color": "red""#), "screens[0].title",
+             "one line with no control characters (holds U+000A)"),
+            ("title with \\r", single(#""name": "s", "title": "back\rwards", "color": "red""#), "screens[0].title",
+             "U+000D"),
+            ("message with \\u0007", single(#""name": "s", \#(ok), "message": "ding\u0007""#), "screens[0].message",
+             "one line with no control characters (holds U+0007)"),
+            ("message with a tab", single(#""name": "s", \#(ok), "message": "a\tb""#), "screens[0].message", "U+0009"),
+            ("message with C1 NEL", single(#""name": "s", \#(ok), "message": "a\u0085b""#), "screens[0].message", "U+0085"),
+            ("title with a line separator", single(#""name": "s", "title": "a\u2028b", "color": "red""#),
+             "screens[0].title", "U+2028"),
+            ("raw newline inside a string", single("\"name\": \"s\", \"title\": \"a\nb\", \"color\": \"red\""), "",
+             "not valid JSON: line 1 column"),
+            ("trailing comma in an object", single(#""name": "s", "title": "S", "color": "red","#), "",
+             "not valid JSON: line 1 column 73: a comma before } (JSON has no trailing commas)"),
+            ("trailing comma at the top", #"{"initial": "s", "screens": [{"name": "s", \#(ok)}],}"#, "",
+             "a comma before }"),
+            ("trailing comma in an array", #"{"initial": "s", "screens": [{"name": "s", \#(ok)},]}"#, "",
+             "not valid JSON: line 1 column 74: a comma before ] (JSON has no trailing commas)"),
+            ("unknown key", single(#""name": "s", "title": "S", "colour": "red""#), "screens[0].colour", "unknown key"),
+            ("key given twice", single(#""name": "s", \#(ok), "color": "blue""#), "",
+             #"the member name "color" appears twice in one object"#),
+            ("key twice, spelt two ways", single(#""name": "s", \#(ok), "\u0063olor": "blue""#), "", "appears twice"),
+            ("a comment", #"{"initial": "s", // start"# + "\n" + #""screens": [{"name": "s", \#(ok)}]}"#, "",
+             "not valid JSON: line 1 column 18"),
+            ("single quotes", #"{'initial': "s", "screens": [{"name": "s", \#(ok)}]}"#, "", "member name in double quotes"),
+            ("text after the object", single(#""name": "s", \#(ok)"#) + " {}", "", "more text after the JSON value"),
+        ]
+        for row in rows {
+            guard let error = refusal(row.json) else { XCTFail("\(row.rule): accepted"); continue }
+            XCTAssertEqual(error.field, row.field, "\(row.rule): \(error)")
+            XCTAssertTrue(error.description.contains(row.says), "\(row.rule): \(error)")
+        }
+    }
+
+    func test_catalogFile_textRules_keepGoodTextAccepted() throws {
+        let catalog = try decode(single(#""name": "s.-_9", "title": "Caf\u00e9 \u2014 \"ok\" / 😀", "color": "red", "message": "  spaced  ""#,
+                                        initial: "s.-_9"))
+        XCTAssertEqual(catalog.screens[0].title, "Café — \"ok\" / 😀")
+        XCTAssertEqual(catalog.screens[0].message, "  spaced  ")
+        // A byte order mark, which some editors write, is still read.
+        XCTAssertNoThrow(try CatalogFile.decode([0xEF, 0xBB, 0xBF] + Array(flowJSON.utf8)))
+    }
+
+    func test_catalog_textRulesHoldForCatalogsBuiltInCode() {
+        XCTAssertThrowsError(try Catalog(initial: "a", screens: [Screen(name: "a", title: "A\n", color: .red)]))
+        XCTAssertThrowsError(try Catalog(initial: "-", screens: [Screen(name: "-", title: "A", color: .red)]))
+        XCTAssertNoThrow(try Catalog(initial: "a", screens: [Screen(name: "a", title: "A", color: .red, message: "ok")]))
+    }
 }

@@ -78,6 +78,24 @@ final class CommandParserTests: XCTestCase {
         XCTAssertEqual(command("JOIN \(longest)"), .join(room: longest))
     }
 
+    func test_parser_join_badRoomNamesAreToldTheNamingRule() {
+        let rule = "room names are 1-64 characters of A-Z a-z 0-9 _ . -"
+        let table: [(line: String, message: String)] = [
+            ("JOIN bad room", rule),
+            ("JOIN bad\troom", rule),
+            ("JOIN a b c", rule),
+            ("JOIN bad/room", rule),
+            ("JOIN caf\u{E9}", rule),
+            ("JOIN " + String(repeating: "r", count: 65), rule),
+            ("JOIN", "usage: JOIN <room>"),
+            ("JOIN   ", "usage: JOIN <room>"),
+        ]
+        for (line, message) in table {
+            XCTAssertEqual(parser.parse(Array(line.utf8)), .failure(ProtocolError(.badArgs, message)), line)
+        }
+        XCTAssertEqual(command("JOIN  lobby  "), .join(room: "lobby"), "blanks around the name are still fine")
+    }
+
     func test_parser_ping_echoesTextTrimmed() {
         XCTAssertEqual(command("PING"), .ping(text: ""))
         XCTAssertEqual(command("PING hello"), .ping(text: "hello"))
@@ -239,6 +257,27 @@ final class CommandParserTests: XCTestCase {
         XCTAssertEqual(custom.parse(Array("PUSH b x".utf8)), .success(.mutate(.push(entry("b", "x")), ifRevision: nil)))
         XCTAssertEqual(custom.parse(Array("OPEN /a/b:x".utf8)),
                        .success(.mutate(.open([entry("a"), entry("b", "x")]), ifRevision: nil)))
+    }
+
+    // MARK: - Before AUTH
+
+    func test_parser_unauthenticated_refusesEveryVerbButTheFourBeforeParsing() {
+        let refused = ["GET", "IF 3 SELECT nosuch", "SELECT nosuch", "PUSH red x", "OPEN %%%", "JOIN bad room",
+                       "FROB", "WHOAMI", "HELP", "watch x"]
+        for line in refused {
+            XCTAssertEqual(parser.parse(Array(line.utf8), authenticated: false), .failure(CommandParser.authRequired), line)
+        }
+        XCTAssertEqual(parser.parse(Array("PING hi".utf8), authenticated: false), .success(.ping(text: "hi")))
+        XCTAssertEqual(parser.parse(Array("quit".utf8), authenticated: false), .success(.quit))
+        XCTAssertEqual(parser.parse(Array("AUTH t".utf8), authenticated: false), .success(.auth(token: "t")))
+        XCTAssertEqual(parser.parse(Array("HELLO 1".utf8), authenticated: false), .success(.hello(version: "1")))
+        if case .failure(let error)? = parser.parse(Array("HELLO 9".utf8), authenticated: false) {
+            XCTAssertEqual(error.code, .badArgs, "an allowed verb gets its own parse errors")
+        } else {
+            XCTFail("HELLO 9 parsed")
+        }
+        XCTAssertEqual(parser.parse([0xFF], authenticated: false), .failure(ProtocolError(.badEncoding, "line is not valid UTF-8")))
+        XCTAssertNil(parser.parse(Array("   ".utf8), authenticated: false))
     }
 
     // MARK: - Command properties

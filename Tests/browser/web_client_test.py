@@ -6,7 +6,8 @@ Starts navsyncd (port 0, a state file of its own), opens the page, and
 checks what a person would: the page follows netcat's changes, a click in
 the page reaches a netcat watcher, two tabs stay in sync, a sheet shows as a
 modal, and after `kill -9` and a restart on the same port the page recovers
-by itself. Every wait is bounded; every process started here is stopped by
+by itself; a `?room=` that is not a room name is refused on the page
+and changes nothing. Every wait is bounded; every process started here is stopped by
 its PID. Prints one line per check and the page's open-to-first-paint time.
 """
 import os
@@ -194,6 +195,22 @@ def main():
         if SHOTS:
             driver.set_window_size(390, 844)
             driver.save_screenshot(os.path.join(SHOTS, "web-phone.png"))
+
+        # ?room= with a name that is not a room name: the page says so and
+        # changes nothing, in main or anywhere else.
+        main_state = netcat.request("JOIN main")
+        driver.get(url + "?room=bad%20room")
+        wait_for(driver, "the refusal", lambda d: d.find_element(By.ID, "title").text == "Not a room name")
+        message = driver.find_element(By.ID, "message").text
+        check("?room=bad%20room says it is not a room name",
+              "\u201Cbad room\u201D is not a room name" in message and "A\u2013Z a\u2013z 0\u20139 _ . -" in message)
+        check("and shows no room's state", driver.execute_script("return window.navsync.view.stack") is None
+              and driver.find_element(By.ID, "conn").text == "not connected")
+        check("its buttons are disabled", not driver.find_element(By.ID, "root").is_enabled()
+              and not driver.find_element(By.ID, "mode-push").is_enabled())
+        for key in "rn1b":
+            driver.find_element(By.TAG_NAME, "body").send_keys(key)
+        check("main is unchanged after keys on the refused page", netcat.request("GET") == main_state)
         netcat.close()
     finally:
         driver.quit()
