@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with swiftc (no SwiftPM) and runs each for a
 # bounded time. Usage:
 #   Fuzz/run.sh [SECONDS] [TARGET...]      (default: $FUZZ_SECONDS or 60; every target)
-# Targets: framer parser route catalog statefile http wsline redis.
+# Targets: framer parser route catalog statefile http wsline wsframe redis.
 #
 # NavSyncCore is compiled once, instrumented, as a static library; each target
 # is its own binary (its file plus FuzzSupport.swift). Work corpora, logs
@@ -14,7 +14,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-${FUZZ_SECONDS:-60}}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline redis)
+[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline wsframe redis)
 out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
 mkdir -p "$out/lib" "$out/bin" "$out/logs" "$out/artifacts"
 flags=(-parse-as-library -sanitize=fuzzer,address -O)
@@ -50,13 +50,15 @@ sources_for() {
     case "$t" in
         framer) file=FramerFuzz ;; parser) file=ParserFuzz ;; route) file=RouteFuzz ;;
         catalog) file=CatalogFuzz ;; statefile) file=StateFileFuzz ;;
-        http) file=HTTPFuzz ;; wsline) file=WSLineFuzz ;;
+        http) file=HTTPFuzz ;; wsline) file=WSLineFuzz ;; wsframe) file=WSFrameFuzz ;;
         redis) file=RedisReplyFuzz ;;
         *) echo "fuzz: unknown target $t" >&2; exit 64 ;;
     esac
     echo "$root/Fuzz/Targets/$file.swift $root/Fuzz/Targets/FuzzSupport.swift"
     # The Redis reply reader and its replies, compiled into the target (hiredis is linked).
     [ "$t" = redis ] && echo "$root/Sources/RedisClient/RedisReply.swift $root/Sources/RedisClient/RedisReplyReader.swift"
+    # The daemon's WebSocket framing, compiled into the target (wslay is linked).
+    [ "$t" = wsframe ] && echo "$root/Sources/NavSyncWeb/WebSocketFramer.swift $root/Sources/NavSyncWeb/WebSocketTextWriter.swift"
     return 0
 }
 
@@ -69,6 +71,14 @@ module CHiredis {
     export *
 }
 MAP
+mkdir -p "$out/lib/CWslay"
+cat >"$out/lib/CWslay/module.modulemap" <<MAP
+module CWslay {
+    header "$root/Sources/CWslay/shim.h"
+    link "wslay"
+    export *
+}
+MAP
 
 for t in "${targets[@]}"; do
     read -r -a srcs <<<"$(sources_for "$t" | tr '\n' ' ')"
@@ -77,6 +87,7 @@ for t in "${targets[@]}"; do
         echo "fuzz: building $t"
         extra=()
         [ "$t" = redis ] && extra=(-I "$out/lib/CHiredis" -lhiredis)
+        [ "$t" = wsframe ] && extra=(-I "$out/lib/CWslay" -lwslay)
         build "$out/logs/build-$t.log" -module-name "Fuzz_$t" -I "$out/lib" -L "$out/lib" -lNavSyncCore "${extra[@]}" \
             -o "$bin" "${srcs[@]}"
     fi
