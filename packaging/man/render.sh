@@ -6,6 +6,10 @@
 # The flags are therefore only ever written in the binaries' usage text.
 set -eu
 template=$1 binary=$2 version=$3 date=$4
+if [ -z "$version" ] || [ -z "$date" ]; then
+    echo "render.sh: no version or date (is there a CHANGELOG.md heading for the version?)" >&2
+    exit 1
+fi
 here=$(dirname "$0")
 help=$("$binary" --help)
 first=$(sed -n 's/^\.\\" first-section: //p' "$template")
