@@ -9,7 +9,7 @@ DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libhiredis-dev
 ARGS ?=
 
 .PHONY: all deps build run test test-sanitizers fuzz test-unit test-e2e test-netcat demo clean help bench bench-compare bench-fleet \
-	install uninstall deb man
+	install uninstall deb man test-packaging test-deb
 
 # make install / uninstall: where things go (DESTDIR stages, e.g. for a package).
 PREFIX ?= /usr/local
@@ -41,6 +41,8 @@ help:
 	@echo "make install    binaries, man pages, systemd units, sample catalog, bash completion"
 	@echo "                under PREFIX (default /usr/local), staged under DESTDIR; needs make build"
 	@echo "make uninstall  remove what make install put there (same PREFIX and DESTDIR)"
+	@echo "make test-packaging  make install/uninstall into a temporary DESTDIR, man pages against --help"
+	@echo "make test-deb  after make deb: install the package, run it as its user, purge it (root)"
 	@echo "make deb     Debian package with the Swift runtime linked in (.build/deb/navsync_$(VERSION)_*.deb)"
 	@echo "make clean   remove build output"
 
@@ -149,3 +151,13 @@ uninstall:
 # normal release build is left alone (packaging/deb/build.sh).
 deb: deps
 	SWIFT=$(SWIFT) packaging/deb/build.sh
+
+# make install and uninstall into a temporary DESTDIR from the release build
+# (no new build); the lead's make test runs this.
+test-packaging: build
+	Tests/packaging/run.sh $(BIN)
+
+# The package made by make deb, installed on this machine, run as its user
+# with the unit's command line and no Swift on PATH, then purged.
+test-deb:
+	Tests/packaging/deb.sh .build/deb/navsync_$(VERSION)_$$(dpkg --print-architecture).deb

@@ -9,8 +9,10 @@ SWIFT=${SWIFT:-swift}
 scratch=.build/deb
 programs=(navsyncd navsync navsync-abc)
 
+# -z now: every symbol resolved at start, so the GOT can be read-only (RELRO).
 for program in "${programs[@]}"; do
-    "$SWIFT" build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$program"
+    "$SWIFT" build -c release --static-swift-stdlib -Xlinker -z -Xlinker now \
+        --scratch-path "$scratch" --product "$program"
 done
 bin=$scratch/release
 version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/NavSyncCore/Version.swift)

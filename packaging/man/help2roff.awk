@@ -62,9 +62,14 @@ BEGIN {
     in_usage = 0
     section_open = 0
     nested = 0
+    item_indent = -1
+    description_column = -1
+    section_column = -1
+    base_indent = -1
 }
 
-# The synopsis: "usage: NAME ..." and its indented continuation lines.
+# The synopsis: "usage: NAME ..." and its continuation lines, indented at
+# least as far as the name; anything less indented starts the sections.
 /^usage: / {
     in_usage = 1
     if (part == "synopsis") {
@@ -74,7 +79,7 @@ BEGIN {
     }
     next
 }
-in_usage && /^ +[^ ]/ {
+in_usage && /^       +[^ ]/ {
     if (part == "synopsis") print roff_escape(substr($0, 8))
     next
 }
@@ -97,7 +102,7 @@ part != "sections" { next }
     open_section(toupper(substr($0, 1, colon - 1)))
     rest = substr($0, colon + 1)
     sub(/^ +/, "", rest)
-    if (rest != "") { print ".PP"; print roff_escape(rest); in_paragraph = 1 }
+    if (rest != "") { print ".PP"; print roff_escape(rest); in_paragraph = 1; paragraph_indent = 0 }
     next
 }
 
@@ -112,8 +117,8 @@ part != "sections" { next }
         print roff_escape(body)
         next
     }
-    # More of a paragraph at column 0.
-    if (indent == 0 && in_paragraph) {
+    # More of the paragraph the previous line started.
+    if (in_paragraph && indent == paragraph_indent) {
         print roff_escape(body)
         next
     }
@@ -139,7 +144,8 @@ part != "sections" { next }
         close_nesting()
         print ".PP"
         print roff_escape(body)
-        in_paragraph = (indent == 0)
+        in_paragraph = 1
+        paragraph_indent = indent
         item_indent = -1
         next
     }
