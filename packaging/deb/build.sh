@@ -8,6 +8,11 @@ cd "$(dirname "$0")/../.."
 SWIFT=${SWIFT:-swift}
 scratch=.build/deb
 programs=(navsyncd navsync navsync-abc)
+missing=""
+for tool in dpkg-deb:dpkg dpkg-shlibdeps:dpkg-dev strip:binutils; do
+    command -v "${tool%%:*}" >/dev/null || missing+=" ${tool#*:}"
+done
+[ -z "$missing" ] || { echo "make deb needs Debian's packaging tools: apt-get install$missing" >&2; exit 1; }
 
 # -z now: every symbol resolved at start, so the GOT can be read-only (RELRO).
 for program in "${programs[@]}"; do
