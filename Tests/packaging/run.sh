@@ -134,6 +134,19 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
         fail "navsyncd --log-level -> '$(complete_line navsyncd --log-level "")'"
     [[ $(complete_line navsync --room x if 4 "") == "select push pop root next open present dismiss " ]] &&
         pass "completion: if REV -> a change" || fail "navsync if 4 -> '$(complete_line navsync --room x if 4 "")'"
+    # Screen names come from the daemon the command line names.
+    "$root/usr/bin/navsyncd" --listen 127.0.0.1:0 --state none \
+        --screens "$root/usr/share/navsync/abc-screens.json" 2>"$tmp/daemon.log" &
+    daemon=$!
+    for ((tries = 0; tries < 200; tries++)); do grep -q "listening on" "$tmp/daemon.log" && break; sleep 0.05; done
+    port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$tmp/daemon.log" | sed 's/.*://')
+    if [ -n "$port" ]; then
+        screens=$(complete_line navsync --connect "127.0.0.1:$port" push "")
+        [[ $screens == "viewA viewB viewC " ]] && pass "completion: push -> the daemon's screens" || fail "push -> '$screens'"
+    else
+        fail "daemon for the completion test did not start: $(cat "$tmp/daemon.log")"
+    fi
+    kill -TERM "$daemon"; wait "$daemon"
 fi
 
 # --- make uninstall ------------------------------------------------------
