@@ -138,7 +138,7 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
     "$root/usr/bin/navsyncd" --listen 127.0.0.1:0 --state none \
         --screens "$root/usr/share/navsync/abc-screens.json" 2>"$tmp/daemon.log" &
     daemon=$!
-    for ((tries = 0; tries < 200; tries++)); do grep -q "listening on" "$tmp/daemon.log" && break; sleep 0.05; done
+    for ((tries = 0; tries < 200; tries++)); do grep -q "listening on" "$tmp/daemon.log" 2>/dev/null && break; sleep 0.05; done
     port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$tmp/daemon.log" | sed 's/.*://')
     if [ -n "$port" ]; then
         screens=$(complete_line navsync --connect "127.0.0.1:$port" push "")
