@@ -121,9 +121,11 @@ daemon_pid=""
 
 # The source build beside it, for the RSS comparison.
 if [ -x .build/release/navsyncd ]; then
+    start=$(date +%s%N)
     .build/release/navsyncd --listen 127.0.0.1:0 --state "$tmp/state.json" 2>"$tmp/source.log" &
     source_pid=$!
     if wait_for_line "$tmp/source.log" "listening on"; then
+        echo "source build: first 'listening on' after $((($(date +%s%N) - start) / 1000000)) ms"
         sleep 1
         echo "idle RSS of .build/release/navsyncd: $(awk '/^VmRSS/ { print $2 }' "/proc/$source_pid/status") KiB"
     fi
