@@ -8,7 +8,24 @@ BIN := .build/release
 DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libhiredis-dev redis-server netcat-openbsd tmux iproute2
 ARGS ?=
 
-.PHONY: all deps build run test test-sanitizers fuzz test-unit test-e2e test-netcat demo clean help bench bench-compare bench-fleet
+.PHONY: all deps build run test test-sanitizers fuzz test-unit test-e2e test-netcat demo clean help bench bench-compare bench-fleet \
+	install uninstall deb man test-packaging test-deb
+
+# make install / uninstall: where things go (DESTDIR stages, e.g. for a package).
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/navsync
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+# The binaries installed; navsync-bench is a development tool and stays out.
+PROGRAMS := navsyncd navsync navsync-abc
+MANPAGES := navsyncd.8 navsync.1 navsync-abc.1
+# The one version number, read from the one place it is written.
+VERSION := $(shell sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/NavSyncCore/Version.swift)
+# The date of this version's CHANGELOG.md heading, printed on the man pages.
+RELEASE_DATE := $(shell sed -n 's/^## $(VERSION) (\([0-9-]*\)).*/\1/p' CHANGELOG.md)
 
 all: build
 
@@ -21,6 +38,12 @@ help:
 	@echo "make bench-compare BASE=REV  the same, with navsyncd built at REV as 'baseline' rows beside this build"
 	@echo "make test-sanitizers  unit tests under ASan and TSan, the ASan daemon under stress"
 	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files (FUZZ_SECONDS=60 each)"
+	@echo "make install    binaries, man pages, systemd units, sample catalog, bash completion"
+	@echo "                under PREFIX (default /usr/local), staged under DESTDIR; needs make build"
+	@echo "make uninstall  remove what make install put there (same PREFIX and DESTDIR)"
+	@echo "make test-packaging  make install/uninstall into a temporary DESTDIR, man pages against --help"
+	@echo "make test-deb  after make deb: install the package, run it as its user, purge it (root)"
+	@echo "make deb     Debian package with the Swift runtime linked in (.build/deb/navsync_$(VERSION)_*.deb)"
 	@echo "make clean   remove build output"
 
 deps:
@@ -82,3 +105,59 @@ bench-fleet: build
 # run as this build, as `baseline` rows and ratios (bench/compare.sh).
 bench-compare: build
 	bench/compare.sh $(BASE)
+
+# Man pages made from the binaries' --help and packaging/man/*.in (render.sh).
+man:
+	@mkdir -p $(BIN)/man
+	@set -o pipefail; for page in $(MANPAGES); do \
+	  packaging/man/render.sh packaging/man/$$page.in $(BIN)/$${page%.*} "$(VERSION)" "$(RELEASE_DATE)" \
+	    | sed 's|@DATADIR@|$(DATADIR)|g' > $(BIN)/man/$$page.tmp && mv $(BIN)/man/$$page.tmp $(BIN)/man/$$page || exit 1; \
+	done
+
+# Installs what `make build` made; it does not build, so `sudo make install`
+# leaves no root-owned files in .build beyond the rendered man pages.
+install:
+	@for p in $(PROGRAMS); do test -x $(BIN)/$$p || { echo "$(BIN)/$$p is missing: run make build first" >&2; exit 1; }; done
+	@$(MAKE) --no-print-directory man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(UNITDIR)
+	install -m 755 $(addprefix $(BIN)/,$(PROGRAMS)) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(BIN)/man/navsyncd.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 $(BIN)/man/navsync.1 $(BIN)/man/navsync-abc.1 $(DESTDIR)$(MANDIR)/man1/
+	for unit in navsyncd.service navsyncd@.service; do \
+	  sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/$$unit.in > $(DESTDIR)$(UNITDIR)/$$unit && \
+	  chmod 644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
+	done
+	install -m 644 Clients/netcat/abc-screens.json $(DESTDIR)$(DATADIR)/
+	install -m 644 packaging/bash-completion/navsync $(DESTDIR)$(COMPLETIONDIR)/navsync
+	ln -sf navsync $(DESTDIR)$(COMPLETIONDIR)/navsyncd
+	ln -sf navsync $(DESTDIR)$(COMPLETIONDIR)/navsync-abc
+	@if [ -z "$(DESTDIR)" ]; then \
+	  echo "installed navsync $(VERSION). The units run as the user navsync; create it once with"; \
+	  echo "  useradd --system --home-dir /var/lib/navsync --shell /usr/sbin/nologin navsync"; \
+	  echo "then: systemctl daemon-reload && systemctl enable --now navsyncd"; \
+	fi
+
+# Removes exactly what install put in place; state in /var/lib/navsync stays.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS))
+	rm -f $(DESTDIR)$(MANDIR)/man8/navsyncd.8 $(DESTDIR)$(MANDIR)/man1/navsync.1 $(DESTDIR)$(MANDIR)/man1/navsync-abc.1
+	rm -f $(DESTDIR)$(UNITDIR)/navsyncd.service $(DESTDIR)$(UNITDIR)/navsyncd@.service
+	rm -f $(DESTDIR)$(DATADIR)/abc-screens.json
+	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
+	rm -f $(addprefix $(DESTDIR)$(COMPLETIONDIR)/,navsync navsyncd navsync-abc)
+
+# A .deb whose binaries carry the Swift runtime, built in .build/deb so the
+# normal release build is left alone (packaging/deb/build.sh).
+deb: deps
+	SWIFT=$(SWIFT) packaging/deb/build.sh
+
+# make install and uninstall into a temporary DESTDIR from the release build
+# (no new build); the lead's make test runs this.
+test-packaging: build
+	Tests/packaging/run.sh $(BIN)
+
+# The package made by make deb, installed on this machine, run as its user
+# with the unit's command line and no Swift on PATH, then purged.
+test-deb:
+	Tests/packaging/deb.sh .build/deb/navsync_$(VERSION)_$$(dpkg --print-architecture).deb

@@ -7,7 +7,7 @@ import NavSyncKit
 
 let usage = """
     usage: navsync-abc [--connect ADDR[,ADDR...]] [--room ROOM] [--token-file FILE]
-                       [--drive ROUNDS] [--interval MS] [--data TEXT]
+                       [--drive ROUNDS] [--interval MS] [--data TEXT] [--version]
       follows a room of a daemon started with --screens Clients/netcat/abc-screens.json
       and prints one line per change; --drive walks A → B → C → A ROUNDS times
       (0 = for ever), one step every --interval milliseconds (default 1000)
@@ -48,6 +48,9 @@ struct Options {
             case "--data": data = try take()
             case "-h", "--help":
                 print(usage)
+                exit(0)
+            case "--version":
+                print("navsync-abc \(NavSyncRelease.version)")
                 exit(0)
             default: throw UsageError("unknown argument \(argument)")
             }

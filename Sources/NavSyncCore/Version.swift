@@ -1,6 +1,9 @@
-/// The release both binaries report with `--version`, `HELLO` and `STATS`.
+/// The release every binary reports with `--version`, `HELLO`, `STATS` and
+/// `/metrics`. This line is the one place the number is written: the Makefile
+/// reads it from here for the Debian package and the man pages, and
+/// Tests/packaging/run.sh checks that CHANGELOG.md and docs/LIBRARY.md agree.
 public enum NavSyncVersion {
-    public static let current = "0.1.0"
+    public static let current = "1.1.0"
     /// The line protocol this code speaks.
     public static let protocolVersion = 1
 }
