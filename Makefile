@@ -5,7 +5,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 BIN := .build/release
 # Debian packages the build and the tests need; installed only when missing.
-DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libhiredis-dev redis-server netcat-openbsd tmux iproute2
+DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libhiredis-dev redis-server netcat-openbsd tmux iproute2 \
+	man-db bsdextrautils bash-completion
 ARGS ?=
 
 .PHONY: all deps build run test test-sanitizers fuzz test-unit test-e2e test-netcat demo clean help bench bench-compare bench-fleet \
@@ -68,6 +69,7 @@ test: build
 	NAVSYNC_BIN_DIR=$(CURDIR)/$(BIN) $(SWIFT) test -c release
 	bench/smoke.sh $(BIN)
 	Tests/netcat/run.sh $(BIN)
+	Tests/packaging/run.sh $(BIN)
 	Tests/browser/run.sh $(BIN)
 	Fuzz/run.sh 8
 	SWIFT=$(SWIFT) Tests/sanitizers/run.sh
