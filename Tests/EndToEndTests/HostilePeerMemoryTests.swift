@@ -3,9 +3,9 @@ import Glibc
 import XCTest
 
 /// Issue 18's hostile peers against a daemon with a token, one test per
-/// attack. Each sends its attack, and checks three things: the daemon's
+/// attack. Each sends its attack and checks three things: the daemon's
 /// peak RSS grows by less than `--max-pending` + one reply + a little slack
-/// (whatever the attack would make the daemon hold without a bound), another
+/// (without the bounds it grows by tens of MiB to gigabytes), another
 /// client is answered meanwhile, and the attacker gets the contract's answer
 /// (every reply, in order, once it reads). The growth of each attack is
 /// printed, one line each, for docs/HARDENING.md.
