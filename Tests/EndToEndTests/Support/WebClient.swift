@@ -63,6 +63,12 @@ extension LineClient {
 
     /// One client frame, masked as RFC 6455 requires of clients.
     func sendFrame(opcode: UInt8, _ payload: [UInt8], fin: Bool = true) {
+        sendBytes(Self.clientFrame(opcode: opcode, payload, fin: fin))
+    }
+
+    /// The bytes of one masked client frame, for tests that write frames
+    /// themselves (a flood sent without blocking, many frames in one write).
+    static func clientFrame(opcode: UInt8, _ payload: [UInt8], fin: Bool = true) -> [UInt8] {
         var bytes: [UInt8] = [(fin ? 0x80 : 0) | opcode]
         if payload.count < 126 {
             bytes.append(0x80 | UInt8(payload.count))
@@ -75,7 +81,7 @@ extension LineClient {
         let mask: [UInt8] = (0..<4).map { _ in UInt8.random(in: 0...255) }
         bytes += mask
         bytes += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
-        sendBytes(bytes)
+        return bytes
     }
 
     func sendText(_ text: String) { sendFrame(opcode: 0x1, Array(text.utf8)) }
