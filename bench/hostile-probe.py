@@ -127,7 +127,7 @@ def run_attack(binary, name, attack):
     token = "probe-token-" + os.urandom(4).hex()
     d = Daemon(binary, token)
     try:
-        route_bytes = big_room(d.port, token) if name.startswith("H3") else 0
+        route_bytes = big_room(d.port, token) if "GET" in name else 0
         time.sleep(0.2)
         before = rss_kib(d.proc.pid)
         held = attack(d.port, token)
@@ -179,7 +179,7 @@ ATTACKS = [
     ("H2 64 MB of WebSocket pings, never read", h2),
     ("H3 2,048 GETs of a 770 KB room over TCP, never read", h3_tcp),
     ("H3 8 WebSocket messages of 1,000 GETs, never read", h3_ws),
-    ("mix: pings and GETs in WebSocket messages", mix_ws),
+    ("mix: pings and GETs of a 770 KB room in WebSocket messages, never read", mix_ws),
 ]
 
 if __name__ == "__main__":
