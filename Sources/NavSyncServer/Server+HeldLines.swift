@@ -58,6 +58,10 @@ extension Server {
         return sessionsHoldingLines.contains { !$0.isClosing && $0.pendingBytes <= resumeAt }
     }
 
+    /// `--max-pending`: the one bound on a connection's queued output, for
+    /// transports that decide themselves when to stop reading (HTTP).
+    public var maxPendingOutputBytes: Int { limits.maxPendingBytes }
+
     /// Output that did not come from a line (a WebSocket's pongs, queued by
     /// the framing layer) counts against the same bound: past it, reading
     /// pauses until the output drains, exactly as for replies.

@@ -19,11 +19,6 @@ final class WebExchange {
         case over
     }
 
-    /// Responses queued beyond this pause the reading of more requests until
-    /// the client has read them (a pipelining client that never reads must
-    /// not grow the daemon's memory).
-    static let maxQueuedResponseBytes = 256 * 1024
-
     private let door: WebFrontDoor
     private let server: Server
     private let session: Session
@@ -79,7 +74,11 @@ final class WebExchange {
                 bodyLeft -= parser.skip(upTo: bodyLeft)
                 if bodyLeft > 0 { return }
             }
-            if link.queuedWriteBytes > Self.maxQueuedResponseBytes {
+            // Responses queued past --max-pending (the same bound as every
+            // other output of a connection) pause the reading of more
+            // requests until the client has read them: a pipelining client
+            // that never reads must not grow the daemon's memory.
+            if link.queuedWriteBytes > server.maxPendingOutputBytes {
                 waitingForDrain = true
                 link.pauseWebReading()
                 return
