@@ -20,13 +20,28 @@ final class HeldLinesTests: XCTestCase {
         return answer + 1
     }
 
-    func test_heldLines_pipelinedGetsNeverRead_outputStopsAtBoundPlusOneReply() throws {
-        let hub = try Hub(limits: limits(maxPending: 4_096, maxDepth: 64))
-        let reply = bigRoom(hub, bytes: 1_000)
+    /// A client that has stopped reading and sent `input` to the big room.
+    private func stuckClient(_ hub: Hub, sending input: String) -> Client {
         let client = hub.connect()
         client.connection.holdsWrites = true
         client.run("JOIN \(room)")
-        client.sendRaw(String(repeating: "GET\n", count: 2_000))
+        client.sendRaw(input)
+        return client
+    }
+
+    /// The peer reads everything sent so far, then the loop turns once;
+    /// returns the lines that turn wrote.
+    private func readAndTurn(_ client: Client, _ hub: Hub) -> [String] {
+        client.connection.queuedWriteBytes = 0
+        client.writeQueueDrained()
+        hub.flush()
+        return client.newLines()
+    }
+
+    func test_heldLines_pipelinedGetsNeverRead_outputStopsAtBoundPlusOneReply() throws {
+        let hub = try Hub(limits: limits(maxPending: 4_096, maxDepth: 64))
+        let reply = bigRoom(hub, bytes: 1_000)
+        let client = stuckClient(hub, sending: String(repeating: "GET\n", count: 2_000))
         hub.flush()
         let held = client.connection.queuedWriteBytes
         XCTAssertLessThanOrEqual(held, 4_096 + reply, "the bound plus the one reply that crossed it")
@@ -35,30 +50,20 @@ final class HeldLinesTests: XCTestCase {
         XCTAssertFalse(hub.server.hasHeldLinesReadyToRun, "nothing may run before the output drains")
         for _ in 0..<5 { hub.flush() }
         XCTAssertEqual(client.connection.queuedWriteBytes, held, "no flush runs more while nothing drains")
+        client.connection.queuedWriteBytes = 0
+        XCTAssertTrue(hub.server.hasHeldLinesReadyToRun, "drained: the loop must come round for the held lines")
     }
 
     func test_heldLines_afterDrain_everyReplyComesInOrder() throws {
         let hub = try Hub(limits: limits(maxPending: 4_096, maxDepth: 64))
         _ = bigRoom(hub, bytes: 1_000)
-        let client = hub.connect()
-        client.connection.holdsWrites = true
-        client.run("JOIN \(room)")
-        client.sendRaw(String(repeating: "GET\nPING n\n", count: 300))
+        let client = stuckClient(hub, sending: String(repeating: "GET\nPING n\n", count: 300))
         hub.flush()
         var lines = client.newLines()
-        var turns = 0
-        while lines.count < 600 && turns < 1_000 {
-            // The peer reads everything the daemon sent so far.
-            client.connection.queuedWriteBytes = 0
-            client.writeQueueDrained()
-            XCTAssertTrue(hub.server.hasHeldLinesReadyToRun || lines.count == 600)
-            hub.flush()
-            lines += client.newLines()
-            turns += 1
+        for _ in 0..<1_000 where lines.count < 600 {
+            lines += readAndTurn(client, hub)
         }
-        client.connection.queuedWriteBytes = 0
-        client.writeQueueDrained()
-        hub.flush()
+        lines += readAndTurn(client, hub)
         XCTAssertEqual(lines.count, 600)
         for (index, line) in lines.enumerated() {
             XCTAssertTrue(index % 2 == 0 ? line.hasPrefix("STATE ") : line == "PONG n", "line \(index): \(line.prefix(40))")
@@ -71,19 +76,13 @@ final class HeldLinesTests: XCTestCase {
     func test_heldLines_inputEndedWhileHeld_lastLinesStillRunThenClose() throws {
         let hub = try Hub(limits: limits(maxPending: 4_096, maxDepth: 64))
         _ = bigRoom(hub, bytes: 1_000)
-        let client = hub.connect()
-        client.connection.holdsWrites = true
-        client.run("JOIN \(room)")
-        client.sendRaw(String(repeating: "GET\n", count: 20) + "PING last")
+        let client = stuckClient(hub, sending: String(repeating: "GET\n", count: 20) + "PING last")
         client.inputEnded()
         hub.flush()
         XCTAssertFalse(client.connection.isClosed, "its lines are still to be answered")
         var lines = client.newLines()
         for _ in 0..<100 where !client.connection.isClosed {
-            client.connection.queuedWriteBytes = 0
-            client.writeQueueDrained()
-            hub.flush()
-            lines += client.newLines()
+            lines += readAndTurn(client, hub)
         }
         XCTAssertEqual(lines.count, 21)
         XCTAssertEqual(lines.last, "PONG last")
@@ -93,10 +92,7 @@ final class HeldLinesTests: XCTestCase {
     func test_heldLines_otherClientsRunWhileOneIsHeld() throws {
         let hub = try Hub(limits: limits(maxPending: 4_096, maxDepth: 64))
         _ = bigRoom(hub, bytes: 1_000)
-        let stuck = hub.connect()
-        stuck.connection.holdsWrites = true
-        stuck.run("JOIN \(room)")
-        stuck.sendRaw(String(repeating: "GET\n", count: 1_000))
+        _ = stuckClient(hub, sending: String(repeating: "GET\n", count: 1_000))
         let other = hub.connect()
         XCTAssertEqual(other.run("PING hi"), ["PONG hi"])
     }
