@@ -65,57 +65,52 @@ public enum StrictJSON {
         }
 
         mutating func object(depth: Int) throws(SyntaxError) {
-            try checkDepth(depth)
-            at += 1
-            skipBlanks()
-            if peek == UInt8(ascii: "}") { at += 1; return }
             var names: Set<[UInt8]> = []
-            while true {
-                guard peek == UInt8(ascii: "\"") else { throw failure("expected a member name in double quotes") }
-                let nameStart = at
-                let name = try string()
+            try members(depth: depth, close: UInt8(ascii: "}"), memberWord: "a member") { reader throws(SyntaxError) in
+                guard reader.peek == UInt8(ascii: "\"") else { throw reader.failure("expected a member name in double quotes") }
+                let nameStart = reader.at
+                let name = try reader.string()
                 guard names.insert(name).inserted else {
-                    at = nameStart
-                    throw failure("the member name \"\(String(decoding: name, as: UTF8.self))\" appears twice in one object")
+                    reader.at = nameStart
+                    throw reader.failure("the member name \"\(String(decoding: name, as: UTF8.self))\" appears twice in one object")
                 }
-                skipBlanks()
-                guard peek == UInt8(ascii: ":") else { throw failure("expected : after a member name") }
-                at += 1
-                skipBlanks()
-                try value(depth: depth)
-                skipBlanks()
-                switch peek {
-                case UInt8(ascii: ","):
-                    at += 1
-                    skipBlanks()
-                    if peek == UInt8(ascii: "}") { throw failure("a comma before } (JSON has no trailing commas)") }
-                case UInt8(ascii: "}"):
-                    at += 1
-                    return
-                default:
-                    throw failure("expected , or } after a member")
-                }
+                reader.skipBlanks()
+                guard reader.peek == UInt8(ascii: ":") else { throw reader.failure("expected : after a member name") }
+                reader.at += 1
+                reader.skipBlanks()
+                try reader.value(depth: depth)
             }
         }
 
         mutating func array(depth: Int) throws(SyntaxError) {
+            try members(depth: depth, close: UInt8(ascii: "]"), memberWord: "an element") { reader throws(SyntaxError) in
+                try reader.value(depth: depth)
+            }
+        }
+
+        /// The frame objects and arrays share: the opening bracket, then
+        /// nothing or `member`s separated by commas, then `close`. A comma
+        /// right before `close` is refused, as RFC 8259 has no trailing commas.
+        mutating func members(depth: Int, close: UInt8, memberWord: String,
+                              _ member: (inout Reader) throws(SyntaxError) -> Void) throws(SyntaxError) {
             try checkDepth(depth)
             at += 1
             skipBlanks()
-            if peek == UInt8(ascii: "]") { at += 1; return }
+            if peek == close { at += 1; return }
+            let closeText = String(UnicodeScalar(close))
             while true {
-                try value(depth: depth)
+                try member(&self)
                 skipBlanks()
                 switch peek {
                 case UInt8(ascii: ","):
                     at += 1
                     skipBlanks()
-                    if peek == UInt8(ascii: "]") { throw failure("a comma before ] (JSON has no trailing commas)") }
-                case UInt8(ascii: "]"):
+                    if peek == close { throw failure("a comma before \(closeText) (JSON has no trailing commas)") }
+                case close:
                     at += 1
                     return
                 default:
-                    throw failure("expected , or ] after an element")
+                    throw failure("expected , or \(closeText) after \(memberWord)")
                 }
             }
         }

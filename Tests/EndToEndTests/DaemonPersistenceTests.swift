@@ -43,6 +43,18 @@ final class DaemonPersistenceTests: XCTestCase {
         client.close()
     }
 
+    /// Ends `daemon` the clean way (SIGTERM, exit status 0), then checks
+    /// that a daemon started again on the same state (and environment)
+    /// reads `expected`.
+    private func checkAfterCleanRestart(_ daemon: DaemonProcess, state: String, environment: [String: String] = [:],
+                                        _ expected: [String: String],
+                                        file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(daemon.signal(SIGTERM), 0, file: file, line: line)
+        let again = try DaemonProcess(state: state, environment: environment, file: file, line: line)
+        defer { again.stop() }
+        try check(again, expected, file: file, line: line)
+    }
+
     func test_kill9_thenRestartOnSameStateFile_keepsAcknowledgedRevisionsOfEveryRoom() throws {
         for fsync in ["batch", "always"] {
             let dir = try TemporaryDirectory()
@@ -252,10 +264,7 @@ final class DaemonPersistenceTests: XCTestCase {
         XCTAssertEqual(try client.request("SELECT green"), "OK 1")
         XCTAssertTrue(FileManager.default.fileExists(atPath: statePath))
         client.close()
-        XCTAssertEqual(daemon.signal(SIGTERM), 0)
-        let again = try DaemonProcess(state: DaemonProcess.defaultState, environment: env)
-        defer { again.stop() }
-        try check(again, ["main": "1 /green"])
+        try checkAfterCleanRestart(daemon, state: DaemonProcess.defaultState, environment: env, ["main": "1 /green"])
     }
 
     /// A path the operator typed whose directory is missing is a mistake,
@@ -322,10 +331,7 @@ final class DaemonPersistenceTests: XCTestCase {
         try checkFiles("after a compaction")
         XCTAssertEqual(try client.request("GET"), "STATE \(revision) /red/blue:23-15-\(padding)")
         client.close()
-        XCTAssertEqual(daemon.signal(SIGTERM), 0)
-        let again = try DaemonProcess(state: statePath)
-        defer { again.stop() }
-        try check(again, ["main": "\(revision) /red/blue:23-15-\(padding)"])
+        try checkAfterCleanRestart(daemon, state: statePath, ["main": "\(revision) /red/blue:23-15-\(padding)"])
     }
 
     /// A room read from the file at the largest revision there is: the daemon
@@ -353,10 +359,7 @@ final class DaemonPersistenceTests: XCTestCase {
         XCTAssertEqual(try client.request("GET"), "STATE \(top) /red")
         client.close()
         other.close()
-        XCTAssertEqual(daemon.signal(SIGTERM), 0)
-        let again = try DaemonProcess(state: statePath)
-        defer { again.stop() }
-        try check(again, ["main": "\(top) /red", "elsewhere": "1 /green"])
+        try checkAfterCleanRestart(daemon, state: statePath, ["main": "\(top) /red", "elsewhere": "1 /green"])
     }
 
     func test_stateFile_empty_startsFreshWithInfoLine() throws {
@@ -370,10 +373,7 @@ final class DaemonPersistenceTests: XCTestCase {
         XCTAssertEqual(try client.request("GET"), "STATE 0 /red")
         XCTAssertEqual(try client.request("SELECT green"), "OK 1")
         client.close()
-        XCTAssertEqual(daemon.signal(SIGTERM), 0)
-        let again = try DaemonProcess(state: statePath)
-        defer { again.stop() }
-        try check(again, ["main": "1 /green"])
+        try checkAfterCleanRestart(daemon, state: statePath, ["main": "1 /green"])
     }
 
     func test_stateNone_keepsNothingAcrossRestarts() throws {

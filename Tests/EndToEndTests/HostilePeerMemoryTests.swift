@@ -101,63 +101,26 @@ final class HostilePeerMemoryTests: XCTestCase {
         let perBlock = 256
         let script = (1...blocks).map { String(repeating: "GET\n", count: perBlock) + "PING \($0)\n" }.joined()
         var tally = LineTally()
-        var complete = false
-        var otherMilliseconds = -1.0
-        let growthKiB = try measure(daemon) {
-            let sent = peer.flood(Array(script.utf8), total: script.utf8.count)
-            settle(daemon)
-            otherMilliseconds = try otherClientMilliseconds(daemon)
-            peer.widenReceiveBuffer()
-            // 1.5 GB to read back: seconds for a release daemon, a minute or
-            // more for a debug one.
-            complete = peer.exchange(sending: Array(script.utf8.dropFirst(sent)), timeout: 120) {
-                tally.take($0)
-                return tally.lines.count >= blocks * (perBlock + 1)
-            }
+        // 1.5 GB to read back: seconds for a release daemon, a minute or
+        // more for a debug one.
+        let outcome = try floodUnreadThenReadBack(daemon, peer, Array(script.utf8), timeout: 120) {
+            tally.take($0)
+            return tally.lines.count >= blocks * (perBlock + 1)
         }
-        report("H3 TCP 2,048 GETs of a \(replyLength >> 10) KiB route, unread", growthKiB: growthKiB,
-               replyBytes: replyLength, otherMilliseconds: otherMilliseconds)
-        XCTAssertTrue(complete, "every reply arrives once the client reads (got \(tally.lines.count))")
+        report("H3 TCP 2,048 GETs of a \(replyLength >> 10) KiB route, unread", growthKiB: outcome.growthKiB,
+               replyBytes: replyLength, otherMilliseconds: outcome.otherMilliseconds)
+        XCTAssertTrue(outcome.complete, "every reply arrives once the client reads (got \(tally.lines.count))")
         checkBlocks(tally.lines.map { ($0.start, $0.length + 1) }, blocks: blocks, perBlock: perBlock,
                     replyPrefix: "STATE 63 /red/blue:%21%21", replyLength: replyLength)
     }
 
     func test_webSocketMessagesOfGets_neverRead_stayBounded_thenAllArriveInOrder() throws {
-        let target = try startTarget()
-        defer { target.stop() }
-        let daemon = target.daemon
-        // A smaller route (48 KB) than over TCP: 8,000 replies are read back.
-        let replyLength = try makeHugeRoute(daemon, pushes: 4)
-        let peer = try HostilePeer(port: daemon.port)
-        XCTAssertTrue(peer.upgradeToWebSocket())
-        XCTAssertEqual(webSocketTexts(peer, sending: ["AUTH \(Self.token)"], count: 1), ["OK 4"])
-        // Eight messages of 1,000 GETs (4 KB each), a PING message after each.
-        let blocks = 8
-        let perBlock = 1000
-        let frames = (1...blocks).flatMap { block in
-            LineClient.clientFrame(opcode: 0x1, Array(Array(repeating: "GET", count: perBlock).joined(separator: "\n").utf8))
-                + LineClient.clientFrame(opcode: 0x1, Array("PING \(block)".utf8))
+        // Eight messages of 1,000 GETs (4 KB each), a PING message after
+        // each: 8,000 replies of a smaller route (48 KB) than over TCP.
+        let tally = try floodWebSocketGets(perBlock: 1000, pingFrameAfterEach: false) {
+            "H3 WebSocket 8 messages of 1,000 GETs of a \($0 >> 10) KiB route, unread"
         }
-        var tally = FrameTally()
-        var complete = false
-        var otherMilliseconds = -1.0
-        let growthKiB = try measure(daemon) {
-            let sent = peer.flood(frames, total: frames.count)
-            settle(daemon)
-            otherMilliseconds = try otherClientMilliseconds(daemon)
-            peer.widenReceiveBuffer()
-            complete = peer.exchange(sending: Array(frames[sent...]), timeout: 60) {
-                tally.take($0)
-                return tally.frames.count >= blocks * (perBlock + 1)
-            }
-        }
-        // A reply is one text frame: the line and a 4-byte header.
-        report("H3 WebSocket 8 messages of 1,000 GETs of a \(replyLength >> 10) KiB route, unread", growthKiB: growthKiB,
-               replyBytes: replyLength + 4, otherMilliseconds: otherMilliseconds)
-        XCTAssertTrue(complete, "every reply arrives once the client reads (got \(tally.frames.count))")
         XCTAssertEqual(Set(tally.frames.map(\.opcode)), [0x1], "text frames only")
-        checkBlocks(tally.frames.map { ($0.start, $0.length + 1) }, blocks: blocks, perBlock: perBlock,
-                    replyPrefix: "STATE 4 /red/blue:%21%21", replyLength: replyLength)
     }
 
     // MARK: - Mixes
@@ -165,44 +128,14 @@ final class HostilePeerMemoryTests: XCTestCase {
     /// Pings between messages of GETs: the pongs and the replies are one
     /// output, under one bound.
     func test_webSocketPingsBetweenMessagesOfGets_stayBounded_thenAllAnswered() throws {
-        let target = try startTarget()
-        defer { target.stop() }
-        let daemon = target.daemon
-        let replyLength = try makeHugeRoute(daemon, pushes: 4)
-        let peer = try HostilePeer(port: daemon.port)
-        XCTAssertTrue(peer.upgradeToWebSocket())
-        XCTAssertEqual(webSocketTexts(peer, sending: ["AUTH \(Self.token)"], count: 1), ["OK 4"])
-        let blocks = 8
-        let perBlock = 200
-        let frames = (1...blocks).flatMap { block in
-            LineClient.clientFrame(opcode: 0x1, Array(Array(repeating: "GET", count: perBlock).joined(separator: "\n").utf8))
-                + LineClient.clientFrame(opcode: 0x9, Array("mix-\(block)".utf8))
-                + LineClient.clientFrame(opcode: 0x1, Array("PING \(block)".utf8))
+        let tally = try floodWebSocketGets(perBlock: 200, pingFrameAfterEach: true) {
+            "mix: WebSocket GETs and pings interleaved (1,600 GETs, \($0 >> 10) KiB route), unread"
         }
-        var tally = FrameTally()
-        var complete = false
-        var otherMilliseconds = -1.0
-        let growthKiB = try measure(daemon) {
-            let sent = peer.flood(frames, total: frames.count)
-            settle(daemon)
-            otherMilliseconds = try otherClientMilliseconds(daemon)
-            peer.widenReceiveBuffer()
-            complete = peer.exchange(sending: Array(frames[sent...]), timeout: 60) {
-                tally.take($0)
-                return tally.frames.count >= blocks * (perBlock + 2)
-            }
-        }
-        report("mix: WebSocket GETs and pings interleaved (1,600 GETs, \(replyLength >> 10) KiB route), unread",
-               growthKiB: growthKiB, replyBytes: replyLength + 4, otherMilliseconds: otherMilliseconds)
-        XCTAssertTrue(complete, "everything answered once the client reads (got \(tally.frames.count))")
         // A pong may overtake the replies to lines still waiting to run:
         // control frames may come between messages. The text replies keep
-        // their order, and every ping is answered once.
+        // their order (checked by the flood), and every ping is answered once.
         let pongs = tally.frames.filter { $0.opcode == 0xA }.map(\.start)
-        XCTAssertEqual(pongs, (1...blocks).map { "mix-\($0)" })
-        let texts = tally.frames.filter { $0.opcode == 0x1 }
-        checkBlocks(texts.map { ($0.start, $0.length + 1) }, blocks: blocks, perBlock: perBlock,
-                    replyPrefix: "STATE 4 /red/blue:%21%21", replyLength: replyLength)
+        XCTAssertEqual(pongs, (1...Self.webSocketBlocks).map { "mix-\($0)" })
     }
 
     /// Listings are the largest answers to the shortest lines: ROOMS of 400
@@ -234,21 +167,13 @@ final class HostilePeerMemoryTests: XCTestCase {
         let script = Array((String(repeating: "ROOMS\nSCREENS\n", count: pairs) + "PING done\n").utf8)
         var tally = LineTally()
         let expectedLines = pairs * (rooms + 1 + 3 + 1) + 1
-        var complete = false
-        var otherMilliseconds = -1.0
-        let growthKiB = try measure(daemon) {
-            let sent = peer.flood(script, total: script.count)
-            settle(daemon)
-            otherMilliseconds = try otherClientMilliseconds(daemon)
-            peer.widenReceiveBuffer()
-            complete = peer.exchange(sending: Array(script[sent...]), timeout: 60) {
-                tally.take($0)
-                return tally.lines.count >= expectedLines
-            }
+        let outcome = try floodUnreadThenReadBack(daemon, peer, script, timeout: 60) {
+            tally.take($0)
+            return tally.lines.count >= expectedLines
         }
         report("mix: 300 ROOMS (\(roomsReplyLength >> 10) KiB each) and SCREENS pipelined, unread",
-               growthKiB: growthKiB, replyBytes: roomsReplyLength, otherMilliseconds: otherMilliseconds)
-        XCTAssertTrue(complete, "everything answered once the client reads (got \(tally.lines.count) of \(expectedLines))")
+               growthKiB: outcome.growthKiB, replyBytes: roomsReplyLength, otherMilliseconds: outcome.otherMilliseconds)
+        XCTAssertTrue(outcome.complete, "everything answered once the client reads (got \(tally.lines.count) of \(expectedLines))")
         // Each pair: 400 ROOM lines and END, three SCREEN lines and END.
         var expected: [String] = []
         for _ in 0..<pairs {
@@ -382,6 +307,80 @@ final class HostilePeerMemoryTests: XCTestCase {
         XCTAssertEqual(try owner.request("GET", timeout: 10), reply)
         owner.close()
         return reply.utf8.count + 1
+    }
+
+    /// Messages of GETs in the WebSocket floods, each followed by a PING.
+    static let webSocketBlocks = 8
+
+    /// The WebSocket floods of GETs: on a route of four entries,
+    /// `webSocketBlocks` text messages of `perBlock` GETs, each followed by
+    /// a text message `PING <block>` (and, when `pingFrameAfterEach`, first
+    /// by a ping frame with payload `mix-<block>`), sent unread, then read
+    /// back. Reports the growth under the name `attack` gives for the length
+    /// of one reply, checks that every frame asked for came and that the
+    /// text replies are all there in order; returns the frames for the
+    /// test's own checks.
+    func floodWebSocketGets(perBlock: Int, pingFrameAfterEach: Bool,
+                            file: StaticString = #filePath, line: UInt = #line,
+                            attack: (_ replyLength: Int) -> String) throws -> FrameTally {
+        let blocks = Self.webSocketBlocks
+        let target = try startTarget()
+        defer { target.stop() }
+        let daemon = target.daemon
+        let replyLength = try makeHugeRoute(daemon, pushes: 4)
+        let peer = try HostilePeer(port: daemon.port)
+        XCTAssertTrue(peer.upgradeToWebSocket(), file: file, line: line)
+        XCTAssertEqual(webSocketTexts(peer, sending: ["AUTH \(Self.token)"], count: 1), ["OK 4"], file: file, line: line)
+        let gets = LineClient.clientFrame(opcode: 0x1, Array(Array(repeating: "GET", count: perBlock).joined(separator: "\n").utf8))
+        let frames = (1...blocks).flatMap { block in
+            gets
+                + (pingFrameAfterEach ? LineClient.clientFrame(opcode: 0x9, Array("mix-\(block)".utf8)) : [])
+                + LineClient.clientFrame(opcode: 0x1, Array("PING \(block)".utf8))
+        }
+        let expectedFrames = blocks * (perBlock + (pingFrameAfterEach ? 2 : 1))
+        var tally = FrameTally()
+        let outcome = try floodUnreadThenReadBack(daemon, peer, frames, timeout: 60, file: file, line: line) {
+            tally.take($0)
+            return tally.frames.count >= expectedFrames
+        }
+        // A reply is one text frame: the line and a 4-byte header.
+        report(attack(replyLength), growthKiB: outcome.growthKiB, replyBytes: replyLength + 4,
+               otherMilliseconds: outcome.otherMilliseconds, file: file, line: line)
+        XCTAssertTrue(outcome.complete, "every frame asked for arrives once the client reads (got \(tally.frames.count) of \(expectedFrames))",
+                      file: file, line: line)
+        let texts = tally.frames.filter { $0.opcode == 0x1 }
+        checkBlocks(texts.map { ($0.start, $0.length + 1) }, blocks: blocks, perBlock: perBlock,
+                    replyPrefix: "STATE 4 /red/blue:%21%21", replyLength: replyLength, file: file, line: line)
+        return tally
+    }
+
+    /// What one flood came to: the RSS peak's growth, how long another
+    /// client took meanwhile, and whether everything was read back.
+    struct FloodOutcome {
+        var growthKiB: Int
+        var otherMilliseconds: Double
+        var complete: Bool
+    }
+
+    /// The shape of the floods that are read back: while the daemon's RSS
+    /// is sampled, sends `bytes` without reading until the daemon stops
+    /// taking them, lets its RSS settle, times another client, then widens
+    /// the receive window and reads, sending what the flood did not get in
+    /// and handing each chunk to `take` until it returns true or `timeout`
+    /// passes. The read-back is measured too: lines held at the bound run
+    /// while the queued output drains.
+    func floodUnreadThenReadBack(_ daemon: Hardening.Daemon, _ peer: HostilePeer, _ bytes: [UInt8], timeout: TimeInterval,
+                                 file: StaticString = #filePath, line: UInt = #line,
+                                 until take: (UnsafeRawBufferPointer) -> Bool) throws -> FloodOutcome {
+        var outcome = FloodOutcome(growthKiB: 0, otherMilliseconds: -1, complete: false)
+        outcome.growthKiB = try measure(daemon) {
+            let sent = peer.flood(bytes, total: bytes.count)
+            settle(daemon)
+            outcome.otherMilliseconds = try otherClientMilliseconds(daemon, file: file, line: line)
+            peer.widenReceiveBuffer()
+            outcome.complete = peer.exchange(sending: Array(bytes[sent...]), timeout: timeout, take)
+        }
+        return outcome
     }
 
     /// Sends text messages and returns the next `count` text messages.
