@@ -102,6 +102,8 @@ public final class RedisRoomStore: RoomStore {
 
     private(set) var outages: UInt64 = 0
     private(set) var gapFills: UInt64 = 0
+    /// Events read back from a room's history because a message was missed.
+    private(set) var gapsFilled: UInt64 = 0
     private(set) var resyncedRooms: UInt64 = 0
     private(set) var retriedChanges: UInt64 = 0
 
@@ -155,11 +157,18 @@ public final class RedisRoomStore: RoomStore {
         ChangeFunction.HistoryBounds(count: settings.historyLength, bytes: settings.historyBytes)
     }
 
-    public var figures: [(key: String, value: String)] {
-        [("backplane", isUp ? "up" : "down"), ("backplane_outages", String(outages)),
-         ("backplane_gap_fills", String(gapFills)), ("backplane_resynced_rooms", String(resyncedRooms)),
-         ("backplane_retried_changes", String(retriedChanges)),
-         ("backplane_rooms_unreadable", String(unreadableRooms.count))]
+    public var figures: [Figure] {
+        [.word("backplane", isUp ? "up" : "down", help: "Whether Redis answers, as a word (see backplane_up)."),
+         .gauge("backplane_up", isUp ? 1 : 0, help: "1 while Redis answers, 0 during an outage."),
+         .counter("backplane_outages", outages, help: "Times the connection to Redis was lost."),
+         .counter("backplane_gap_fills", gapFills, help: "Reads of a room's history to fill a gap of missed messages."),
+         .counter("backplane_gaps_filled", gapsFilled,
+                  help: "Events read back from a room's history because a message was missed."),
+         .counter("backplane_resynced_rooms", resyncedRooms, help: "Rooms whose state was replaced by a read from Redis."),
+         .counter("backplane_retried_changes", retriedChanges,
+                  help: "Changes judged again because another daemon changed the room first."),
+         .gauge("backplane_rooms_unreadable", unreadableRooms.count,
+                help: "Rooms refused now because their keys in Redis cannot be read.")]
     }
 
     /// Starts the rounds of the rooms whose changes arrived this turn, so
@@ -657,6 +666,7 @@ public final class RedisRoomStore: RoomStore {
                 changes.append(PublishedChange(room: room, revision: rev, tag: tag, op: op, route: route))
             }
             if let first = changes.first, first.revision == from {
+                self.gapsFilled += UInt64(changes.count)
                 for change in changes { self.apply(change) }
             } else if let first = changes.first, first.revision > from {
                 // The history no longer reaches back to the view. Its oldest
@@ -668,6 +678,7 @@ public final class RedisRoomStore: RoomStore {
                     return
                 }
                 self.replace(room, with: state, tag: first.tag)
+                self.gapsFilled += UInt64(changes.count)
                 for change in changes.dropFirst() { self.apply(change) }
             } else {
                 // Called only when the room is known to be ahead, yet the

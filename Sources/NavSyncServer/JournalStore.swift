@@ -21,7 +21,7 @@ public final class JournalStore: RoomStore {
 
     public var persistenceName: String { journal == nil ? "none" : "journal" }
 
-    public var figures: [(key: String, value: String)] { [] }
+    public var figures: [Figure] { [] }
 
     public func submit(_ change: ChangeRequest) {
         guard let delegate else { return }

@@ -40,8 +40,8 @@ public protocol RoomStore: AnyObject {
     /// For `STATS`: `journal`, `none`, `redis`.
     var persistenceName: String { get }
 
-    /// Extra `STAT` lines of the store.
-    var figures: [(key: String, value: String)] { get }
+    /// The store's own rows of the table of figures (`STATS` and `/metrics`).
+    var figures: [Figure] { get }
 
     /// True while changes reported as applied are not yet durable (a
     /// batched fsync is still to come); until then they may be taken back.

@@ -57,6 +57,8 @@ public final class Server {
     public let liveLinks = LiveCount()
     /// New revisions made through this daemon (no-ops and refusals are not changes).
     var changesMade: UInt64 = 0
+    /// Rows of figures kept outside the hub (see `addFigures`).
+    var figureSources: [() -> [Figure]] = []
 
     /// A daemon of its own: changes go to the journal file (nil: memory only).
     /// - Parameters:
@@ -488,27 +490,4 @@ public final class Server {
     public var connectionCount: Int { sessions.count }
 
     var uptimeSeconds: UInt64 { secondsSinceStart() }
-
-    private func figures(for session: Session) -> [(key: String, value: String)] {
-        [
-            ("version", config.version),
-            ("uptime_s", String(secondsSinceStart())),
-            ("connections", String(sessions.count)),
-            ("watchers", String(rooms[session.room]?.watchers.count ?? 0)),
-            ("watchers_total", String(watchersTotal)),
-            ("rooms", String(roomsWithState)),
-            ("rev", String(state(of: session.room).revision)),
-            ("events_out", String(eventsOut)),
-            ("resyncs", String(resyncs)),
-            ("commands", String(commandsHandled)),
-            ("live_sessions", String(liveSessions.value)),
-            ("live_links", String(liveLinks.value)),
-            // Counted now: the figure the flush keeps is an upper bound while sockets drain.
-            ("output_held", String(backlogged.reduce(0) { $0 + ($1.isEnded ? 0 : $1.pendingBytes) })),
-            ("changes", String(changesMade)),
-            ("room", session.room),
-            ("max_clients", String(limits.maxClients)),
-            ("persistence", store.persistenceName),
-        ] + store.figures
-    }
 }

@@ -127,7 +127,7 @@ final class WebExchange {
             return HTTPResponse(status: 200, body: Array("ok".utf8), closesConnection: closes)
         case .metrics:
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                                body: Array(server.metricsText(extra: door.metrics).utf8), closesConnection: closes)
+                                body: Array(server.metricsText().utf8), closesConnection: closes)
         case .room(let name):
             // With the backplane down the daemon's view may be stale (BACKPLANE.md: /rooms is refused too).
             guard server.storeIsAvailable else {

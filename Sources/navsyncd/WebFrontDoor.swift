@@ -5,7 +5,7 @@ import NavSyncWeb
 
 /// What every HTTP connection of the daemon shares: who may come in, the
 /// page, the `Date` header of the current second, and the front door's own
-/// figures for `/metrics`.
+/// figures (rows of the daemon's table: `STATS` and `/metrics`).
 /// Must be used on the loop thread only.
 final class WebFrontDoor {
     /// A request head (or the next one on a kept-alive connection) must be
@@ -55,14 +55,13 @@ final class WebFrontDoor {
 
     func noteWebSocketClosed() { webSocketsOpen -= 1 }
 
-    var metrics: [Server.Metric] {
+    /// The front door's rows of the daemon's table of figures.
+    var figures: [Figure] {
         [
-            Server.Metric(name: "navsync_http_requests_total", help: "HTTP requests answered, refusals included.",
-                          type: "counter", value: String(requestsTotal)),
-            Server.Metric(name: "navsync_websockets", help: "Open WebSocket connections.",
-                          type: "gauge", value: String(webSocketsOpen)),
-            Server.Metric(name: "navsync_websockets_total", help: "WebSocket connections opened.",
-                          type: "counter", value: String(webSocketsTotal)),
+            .counter("http_requests", requestsTotal, help: "HTTP requests answered, refusals included."),
+            .gauge("websockets", webSocketsOpen, help: "Open WebSocket connections."),
+            .counter("websockets_opened", webSocketsTotal, help: "WebSocket connections opened.",
+                     metricName: "navsync_websockets_total"),
         ]
     }
 }

@@ -106,6 +106,7 @@ if let endpoint = options.backplane {
 }
 let door = WebFrontDoor(access: WebAccess(allowedOrigins: options.allowedOrigins), page: WebPage.bytes,
                         maxLineBytes: options.limits.maxLineBytes)
+server.addFigures { door.figures }
 let daemon = Daemon(loop: loop, server: server, log: log, screensPath: options.screensPath, door: door,
                     keepaliveSeconds: options.limits.keepaliveSeconds, backplane: backplane)
 

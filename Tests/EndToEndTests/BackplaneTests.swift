@@ -435,6 +435,37 @@ final class BackplaneTests: XCTestCase {
     }
 
     /// Reads the daemon's `STAT` lines into a dictionary.
+    /// BACKPLANE.md (1.2): `STATS` and `/metrics` both show the backplane's
+    /// state, from one table of figures, before and during an outage.
+    func test_backplane_metricsShowTheBackplaneFigures_likeStats_upThenDown() throws {
+        let redis = try RedisServerProcess()
+        defer { redis.remove() }
+        let daemon = try DaemonProcess(arguments: ["--backplane", redis.url])
+        defer { daemon.stop() }
+        XCTAssertEqual(try daemon.connect().request("SELECT green"), "OK 1")
+        let up = ["navsync_backplane_up": "1", "navsync_backplane_outages_total": "0",
+                  "navsync_backplane_gaps_filled_total": "0", "navsync_backplane_rooms_unreadable": "0"]
+        let metrics = try daemon.connect().get("/metrics").text
+        for (name, value) in up {
+            XCTAssertTrue(metrics.contains("# HELP \(name) ") && metrics.contains("# TYPE \(name) "), name)
+            XCTAssertTrue(metrics.contains("\n\(name) \(value)\n"), "\(name) \(value) in\n\(metrics)")
+        }
+        var figures = try stats(daemon)
+        XCTAssertEqual(figures["backplane_up"], "1")
+        XCTAssertEqual(figures["backplane"], "up", "the word stays for who reads it")
+        XCTAssertEqual(figures["backplane_gaps_filled"], "0")
+        XCTAssertEqual(figures["persistence"], "redis")
+
+        redis.kill9()
+        XCTAssertTrue(try waitUntil(timeout: 20) { try self.stats(daemon)["backplane_up"] == "0" }, daemon.log)
+        figures = try stats(daemon)
+        XCTAssertEqual(figures["backplane"], "down")
+        XCTAssertEqual(figures["backplane_outages"], "1")
+        let down = try daemon.connect().get("/metrics").text
+        XCTAssertTrue(down.contains("\nnavsync_backplane_up 0\n"), down)
+        XCTAssertTrue(down.contains("\nnavsync_backplane_outages_total 1\n"), down)
+    }
+
     private func stats(_ daemon: DaemonProcess) throws -> [String: String] {
         var figures: [String: String] = [:]
         for line in try daemon.connect().requestList("STATS") {

@@ -9,7 +9,7 @@ final class LateStore: RoomStore {
     weak var delegate: RoomStoreDelegate?
     var unavailableReason: String?
     var persistenceName: String { "late" }
-    var figures: [(key: String, value: String)] { [("late_pending", String(waiting.count))] }
+    var figures: [Figure] { [.gauge("late_pending", waiting.count, help: "Changes this store has not answered yet.")] }
     private(set) var waiting: [ChangeRequest] = []
     private(set) var turnsEnded = 0
     /// Take a session's next change while its earlier ones are in flight.
