@@ -89,7 +89,8 @@ final class Room {
     }
 
     /// Where this turn's events from changes not yet fsynced start, nil when
-    /// there are none (`--fsync batch`; see `Server.syncChanges`).
+    /// there are none (`--fsync batch`; see `Server.undurableChangesSettled`
+    /// in Server+Durability.swift).
     var firstUnsyncedEvent: Int?
 
     /// Takes back the turn's events from `count` on: their changes were
