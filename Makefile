@@ -9,7 +9,7 @@ DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libhiredis-dev
 	man-db bsdextrautils bash-completion
 ARGS ?=
 
-.PHONY: all deps build run test test-sanitizers fuzz test-unit test-e2e test-netcat demo clean help bench bench-compare bench-fleet \
+.PHONY: all deps build run test test-sanitizers fuzz demo clean help bench bench-compare bench-fleet \
 	install uninstall deb man test-packaging test-deb
 
 # make install / uninstall: where things go (DESTDIR stages, e.g. for a package).
