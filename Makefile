@@ -68,6 +68,7 @@ run: build
 test: build
 	NAVSYNC_BIN_DIR=$(CURDIR)/$(BIN) $(SWIFT) test -c release
 	bench/smoke.sh $(BIN)
+	Tests/docs/run.sh
 	Tests/netcat/run.sh $(BIN)
 	Tests/packaging/run.sh $(BIN)
 	Tests/browser/run.sh $(BIN)
