@@ -128,8 +128,6 @@ public final class WebSocketFramer {
         return taken
     }
 
-    public var hasOutput: Bool { !output.isEmpty || wslay_event_want_write(context) != 0 }
-
     /// A close frame has been sent (by us or in answer).
     public var closeSent: Bool { wslay_event_get_close_sent(context) != 0 }
 

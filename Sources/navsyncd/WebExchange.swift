@@ -40,11 +40,6 @@ final class WebExchange {
         armHeadTimer()
     }
 
-    var isWebSocket: Bool {
-        if case .webSocket = phase { return true }
-        return false
-    }
-
     /// Bytes read from the connection.
     func received(_ bytes: some Collection<UInt8>) {
         switch phase {
