@@ -52,7 +52,7 @@ final class RawSession {
         self.lines = lines
         var prelude: [String] = []
         if let token { prelude.append(Verb.auth.line(token)) }
-        if let room, room != "main" { prelude.append(Verb.join.line(room)) }
+        if let room, room != Names.defaultRoom { prelude.append(Verb.join.line(room)) }
         self.prelude = prelude
         self.preludeLeft = prelude.count
         self.prompting = lines == nil && isatty(0) == 1 && isatty(2) == 1
