@@ -165,7 +165,7 @@ struct ClientOptions {
             guard args.isEmpty else { throw CommandLineSpec.UsageError("watch takes no arguments") }
             return .watch(WatchLimits())
         case "raw":
-            if args.contains(where: { $0.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) }) {
+            if args.contains(where: RequestArguments.holdsLineBreak) {
                 throw CommandLineSpec.UsageError("raw: an argument holds a line break; give each line as its own argument")
             }
             return .raw(args.isEmpty ? nil : args)
