@@ -40,10 +40,10 @@ let package = Package(
         .target(name: "NavSyncServer", dependencies: ["NavSyncCore"], swiftSettings: strict),
         // The web front door's C parts: wslay framing and the handshake key.
         .target(name: "NavSyncWeb", dependencies: ["CWslay", "CNettle"], swiftSettings: strict),
-        .target(name: "RedisClient", dependencies: ["CHiredis", "UVLoop"], swiftSettings: strict),
+        .target(name: "RedisClient", dependencies: ["CHiredis", "UVLoop", "NavSyncCore"], swiftSettings: strict),
         .target(name: "NavSyncBackplane", dependencies: ["NavSyncCore", "NavSyncServer", "RedisClient", "UVLoop"],
                 swiftSettings: strict),
-        .target(name: "NavSyncClient", dependencies: ["NavSyncCore", "UVLoop", "GNUFlags"], swiftSettings: strict),
+        .target(name: "NavSyncClient", dependencies: ["NavSyncCore", "UVLoop"], swiftSettings: strict),
         // The public Swift library: SharedNavigation over NavSyncClient, its loop on a thread of its own.
         .target(name: "NavSyncKit", dependencies: ["NavSyncClient", "NavSyncCore", "UVLoop"], swiftSettings: strict),
 

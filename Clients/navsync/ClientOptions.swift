@@ -98,7 +98,7 @@ struct ClientOptions {
         case (_?, _?):
             throw CommandLineSpec.UsageError("--connect and --unix cannot be used together")
         case (let address?, nil):
-            options.endpoints = try Endpoint.parseList(address, source: "--connect")
+            options.endpoints = try endpoints(address, source: "--connect")
             if options.endpoints.contains(where: { if case .unix = $0 { true } else { false } }) {
                 throw CommandLineSpec.UsageError("--connect wants HOST:PORT; use --unix for a socket path")
             }
@@ -107,7 +107,7 @@ struct ClientOptions {
             options.endpoints = [.unix(path: path)]
         case (nil, nil):
             if let address = environment["NAVSYNC_ADDR"], !address.isEmpty {
-                options.endpoints = try Endpoint.parseList(address, source: "$NAVSYNC_ADDR")
+                options.endpoints = try endpoints(address, source: "$NAVSYNC_ADDR")
             }
         }
 
@@ -145,6 +145,15 @@ struct ClientOptions {
         return options
     }
 
+    /// `Endpoint.parseList`, its error as a usage error.
+    private static func endpoints(_ text: String, source: String) throws(CommandLineSpec.UsageError) -> [Endpoint] {
+        do throws(Endpoint.ParseError) {
+            return try Endpoint.parseList(text, source: source)
+        } catch {
+            throw CommandLineSpec.UsageError(error.message)
+        }
+    }
+
     private static func mode(_ words: [String]) throws(CommandLineSpec.UsageError) -> Mode {
         guard let command = words.first else { return .ui(explicit: false) }
         let args = Array(words.dropFirst())
@@ -156,7 +165,7 @@ struct ClientOptions {
             guard args.isEmpty else { throw CommandLineSpec.UsageError("watch takes no arguments") }
             return .watch(WatchLimits())
         case "raw":
-            if args.contains(where: { $0.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) }) {
+            if args.contains(where: RequestArguments.holdsLineBreak) {
                 throw CommandLineSpec.UsageError("raw: an argument holds a line break; give each line as its own argument")
             }
             return .raw(args.isEmpty ? nil : args)

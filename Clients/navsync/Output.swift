@@ -1,4 +1,5 @@
 import Glibc
+import NavSyncCore
 
 /// Unbuffered writes to the standard streams: each call is one write(2)
 /// (looping over short writes), so `watch` output reaches a pipe line by line.
@@ -48,15 +49,6 @@ enum Output {
     private static func timestamp() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ n: Int, _ width: Int) -> String {
-            let digits = String(n)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return "\(parts.tm_year + 1900)-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))T"
-            + "\(pad(Int(parts.tm_hour), 2)):\(pad(Int(parts.tm_min), 2)):\(pad(Int(parts.tm_sec), 2))."
-            + "\(pad(Int(now.tv_nsec / 1_000_000), 3))Z"
+        return UTCTimestamp.text(seconds: Int(now.tv_sec), milliseconds: Int(now.tv_nsec / 1_000_000))
     }
 }

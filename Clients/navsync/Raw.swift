@@ -15,12 +15,9 @@ import UVLoop
 /// any of the user's lines is sent, so nothing runs in the wrong room.
 final class RawSession {
     private let loop: EventLoop
-    /// Tried in turn until one answers; `endpoint` is the one in use.
-    private let endpoints: [Endpoint]
-    private var endpointIndex = 0
-    private var endpoint: Endpoint { endpoints[endpointIndex] }
-    /// The first address's failure, named if every address fails.
-    private var firstFailure: String?
+    /// Tried in turn until one answers, one round only; `endpoint` is the one in use.
+    private var walk: EndpointWalk
+    private var endpoint: Endpoint { walk.current }
     private let lines: [String]?
     private let prelude: [String]
     private var preludeLeft: Int
@@ -48,11 +45,11 @@ final class RawSession {
 
     private init(loop: EventLoop, endpoints: [Endpoint], lines: [String]?, room: String?, token: String?) {
         self.loop = loop
-        self.endpoints = endpoints
+        self.walk = EndpointWalk(endpoints)
         self.lines = lines
         var prelude: [String] = []
         if let token { prelude.append(Verb.auth.line(token)) }
-        if let room, room != "main" { prelude.append(Verb.join.line(room)) }
+        if let room, room != Names.defaultRoom { prelude.append(Verb.join.line(room)) }
         self.prelude = prelude
         self.preludeLeft = prelude.count
         self.prompting = lines == nil && isatty(0) == 1 && isatty(2) == 1
@@ -73,7 +70,7 @@ final class RawSession {
         connect()
     }
 
-    /// Connects to `endpoint`; a failure moves on to the next address, and
+    /// Connects to the walk's next address; a failure moves on to the one after, and
     /// only when none is left is it reported, naming the first.
     private func connect() {
         let completion: (Result<StreamConnection, UVError>) -> Void = { [unowned self] result in
@@ -84,20 +81,19 @@ final class RawSession {
                 self.connected(connection)
             }
         }
-        if let problem = ClientDriver.open(endpoint, loop: loop, completion: completion) { connectFailed(problem) }
+        if let problem = ClientDriver.open(walk.advance(), loop: loop, completion: completion) { connectFailed(problem) }
     }
 
     private func connectFailed(_ reason: String) {
         guard !finished else { return }
-        if firstFailure == nil { firstFailure = "\(endpoint): \(reason)" }
-        if endpointIndex + 1 < endpoints.count {
-            endpointIndex += 1
+        switch walk.failed(reason) {
+        case .tryNext:
             connect()
-            return
+        case .roundFailed(let first):
+            Output.complain(walk.endpoints.count == 1 ? "cannot connect to \(endpoint): \(reason)"
+                                                      : "cannot connect to any address, the first was \(first)")
+            finish(1)
         }
-        Output.complain(endpoints.count == 1 ? "cannot connect to \(endpoint): \(reason)"
-                                             : "cannot connect to any address, the first was \(firstFailure ?? reason)")
-        finish(1)
     }
 
     private func connected(_ connection: StreamConnection) {

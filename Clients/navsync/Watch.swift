@@ -17,7 +17,7 @@ enum Watch {
     static func run(endpoints: [Endpoint], rooms: [String], token: String?, limits: ClientOptions.WatchLimits,
                     retry: Bool) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
-        let names = rooms.isEmpty ? ["main"] : rooms
+        let names = rooms.isEmpty ? [Names.defaultRoom] : rooms
         let prefixed = names.count > 1
         var status: Int32 = 0
         var stopping = false
@@ -43,7 +43,7 @@ enum Watch {
 
         for name in names {
             let driver = ClientDriver(loop: loop, endpoints: endpoints,
-                                      options: .stream(room: name == "main" ? nil : name, token: token, retry: retry))
+                                      options: .stream(room: name == Names.defaultRoom ? nil : name, token: token, retry: retry))
             let label = prefixed ? "room \(name): " : ""
             driver.onNote = { note in
                 guard !stopping else { return }

@@ -91,27 +91,4 @@ public struct CommandLineSpec: Sendable {
         }
         return value
     }
-
-    /// Splits `HOST:PORT`, `[v6]:PORT`; the host keeps no brackets.
-    public static func hostPort(_ text: String, flag: String) throws(UsageError) -> (host: String, port: Int) {
-        var host: Substring
-        var portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
-                throw UsageError("--\(flag) wants HOST:PORT or [IPv6]:PORT, not '\(text)'")
-            }
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = text.lastIndex(of: ":") else {
-                throw UsageError("--\(flag) wants HOST:PORT, not '\(text)'")
-            }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-        }
-        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
-            throw UsageError("--\(flag) wants HOST:PORT with a port from 0 to 65535, not '\(text)'")
-        }
-        return (String(host), port)
-    }
 }

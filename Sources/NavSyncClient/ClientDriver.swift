@@ -10,15 +10,10 @@ import UVLoop
 public final class ClientDriver {
     /// Tried in turn: each connect attempt takes the next one, so a list of
     /// daemons sharing one backplane is walked on start and on every reconnect.
-    public let endpoints: [Endpoint]
+    public var endpoints: [Endpoint] { walk.endpoints }
     /// The address of the current (or the last) connect attempt.
-    public private(set) var endpoint: Endpoint
-    private var nextEndpoint = 0
-    /// Addresses that failed one after another in the current round.
-    private var failedThisRound = 0
-    /// The first failure of the current round, with its address, so that a
-    /// round in which every address failed is reported by name.
-    private var firstFailureThisRound: String?
+    public var endpoint: Endpoint { walk.current }
+    private var walk: EndpointWalk
     public private(set) var client: SyncClient
     /// Called for every note, in order, on the loop thread. It may call `submit` or `stop`.
     public var onNote: ((ClientNote) -> Void)?
@@ -43,8 +38,7 @@ public final class ClientDriver {
     public init(loop: EventLoop, endpoints: [Endpoint], options: SyncClientOptions) {
         precondition(!endpoints.isEmpty, "ClientDriver needs at least one endpoint")
         self.loop = loop
-        self.endpoints = endpoints
-        self.endpoint = endpoints[0]
+        self.walk = EndpointWalk(endpoints)
         var seed = UInt64(truncatingIfNeeded: getpid())
         seed = seed << 32 ^ loop.nowMilliseconds ^ UInt64(truncatingIfNeeded: time(nil))
         self.client = SyncClient(options: options, seed: seed)
@@ -144,8 +138,7 @@ public final class ClientDriver {
 
     private func connect() {
         dropConnection()
-        endpoint = endpoints[nextEndpoint]
-        nextEndpoint = (nextEndpoint + 1) % endpoints.count
+        let endpoint = walk.advance()
         let attempt = generation
         let completion: (Result<StreamConnection, UVError>) -> Void = { [weak self] result in
             guard let self else {
@@ -181,8 +174,7 @@ public final class ClientDriver {
         case .failure(let error):
             attemptFailed(error.description)
         case .success(let connection):
-            failedThisRound = 0
-            firstFailureThisRound = nil
+            walk.succeeded()
             self.connection = connection
             connection.setNoDelay(true)
             connection.onRead = { [weak self] bytes in
@@ -207,17 +199,13 @@ public final class ClientDriver {
     /// off, or ends a one-shot command), so a dead daemon in the list costs
     /// one quick attempt.
     private func attemptFailed(_ reason: String) {
-        failedThisRound += 1
-        if firstFailureThisRound == nil { firstFailureThisRound = "\(endpoint): \(reason)" }
-        if failedThisRound < endpoints.count {
+        switch walk.failed(reason) {
+        case .tryNext:
             // Inside `perform` this joins its queue rather than re-entering.
             perform([.connect])
-            return
+        case .roundFailed(let first):
+            perform(client.connectFailed(endpoints.count == 1 ? reason : "every address failed, the first with \(first)", now: now))
         }
-        let first = firstFailureThisRound ?? reason
-        failedThisRound = 0
-        firstFailureThisRound = nil
-        perform(client.connectFailed(endpoints.count == 1 ? reason : "every address failed, the first with \(first)", now: now))
     }
 
     private func read(_ bytes: UnsafeRawBufferPointer, attempt: Int) {

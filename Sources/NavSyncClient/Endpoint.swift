@@ -1,4 +1,3 @@
-import GNUFlags
 import NavSyncCore
 
 /// Where a client connects: a TCP address or a Unix domain socket.
@@ -10,12 +9,19 @@ public enum Endpoint: Equatable, Sendable, CustomStringConvertible {
     /// The address used when neither a flag nor `$NAVSYNC_ADDR` names one.
     public static let defaultAddress = Endpoint.tcp(host: "127.0.0.1", port: 7878)
 
+    /// Why a text names no address; `message` names the flag or variable it came from.
+    public struct ParseError: Error, Equatable, Sendable, CustomStringConvertible {
+        public var message: String
+        public init(_ message: String) { self.message = message }
+        public var description: String { message }
+    }
+
     /// "127.0.0.1:7878", "[::1]:7878" or "unix:/run/navsync.sock": the form
     /// the status line shows and `$NAVSYNC_ADDR` accepts.
     public var description: String {
         switch self {
         case .tcp(let host, let port):
-            return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            return HostPort(host: host, port: port).description
         case .unix(let path):
             return "unix:\(path)"
         }
@@ -24,28 +30,26 @@ public enum Endpoint: Equatable, Sendable, CustomStringConvertible {
     /// Reads `HOST:PORT`, `[IPv6]:PORT` or `unix:PATH` (the last only where a
     /// single string must say both, as in `$NAVSYNC_ADDR`). `source` names the
     /// flag or variable in the error.
-    public static func parse(_ text: String, source: String) throws(CommandLineSpec.UsageError) -> Endpoint {
+    public static func parse(_ text: String, source: String) throws(ParseError) -> Endpoint {
         if text.hasPrefix("unix:") {
             let path = String(text.dropFirst(5))
-            guard !path.isEmpty else { throw CommandLineSpec.UsageError("\(source) names an empty socket path") }
+            guard !path.isEmpty else { throw ParseError("\(source) names an empty socket path") }
             return .unix(path: path)
         }
-        do throws(CommandLineSpec.UsageError) {
-            let (host, port) = try CommandLineSpec.hostPort(text, flag: "connect")
-            guard port > 0 else { throw CommandLineSpec.UsageError("port 0 cannot be connected to") }
-            return .tcp(host: host, port: port)
-        } catch {
-            throw CommandLineSpec.UsageError("\(source) wants HOST:PORT with a port from 1 to 65535, not '\(text)'")
+        // Port 0 is a fine thing to listen on but nothing to connect to.
+        guard case .success(let address) = HostPort.parse(text), address.port > 0 else {
+            throw ParseError("\(source) wants HOST:PORT with a port from 1 to 65535, not '\(text)'")
         }
+        return .tcp(host: address.host, port: address.port)
     }
 
     /// Reads a comma-separated list of addresses in any of `parse`'s forms
     /// (`127.0.0.1:7878,127.0.0.1:7879`, `unix:/run/a.sock`), tried in turn.
-    public static func parseList(_ text: String, source: String) throws(CommandLineSpec.UsageError) -> [Endpoint] {
+    public static func parseList(_ text: String, source: String) throws(ParseError) -> [Endpoint] {
         let items = text.split(separator: ",", omittingEmptySubsequences: false)
             .map { String($0.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed()) }
         guard !items.contains(where: \.isEmpty) else {
-            throw CommandLineSpec.UsageError("\(source) holds an empty address in '\(text)'")
+            throw ParseError("\(source) holds an empty address in '\(text)'")
         }
         var endpoints: [Endpoint] = []
         for item in items { endpoints.append(try parse(item, source: source)) }

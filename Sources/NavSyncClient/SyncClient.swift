@@ -278,7 +278,7 @@ public struct SyncClient {
             pending.append(Pending(purpose: purpose, expectation: expectation, sentAt: now))
         }
         if let token = options.token { ask("AUTH \(token)", .auth, .ok) }
-        if let room = options.room, room != "main" { ask("JOIN \(room)", .join, .state) }
+        if let room = options.room, room != Names.defaultRoom { ask("JOIN \(room)", .join, .state) }
         if options.loadCatalog {
             ask(Verb.screens.line(), .catalog, .listing)
             ask(Verb.messages.line(), .messages, .listing)

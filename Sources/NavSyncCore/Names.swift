@@ -3,6 +3,9 @@
 public enum Names {
     public static let maxLength = 64
 
+    /// The room every connection starts in, and the one `JOIN` needs not name.
+    public static let defaultRoom = "main"
+
     public static func isValid<S: StringProtocol>(_ name: S) -> Bool {
         let bytes = name.utf8
         guard !bytes.isEmpty, bytes.count <= maxLength else { return false }

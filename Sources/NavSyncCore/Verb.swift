@@ -138,8 +138,12 @@ public enum Verb: String, CaseIterable, Sendable {
         uniqueKeysWithValues: mutations.map { ($0, $0.rawValue.lowercased()) })
 
     /// A request line without its `\n`: the verb, then each non-empty part,
-    /// separated by single spaces. The caller checks the parts hold no line break.
-    public func line(_ parts: String?...) -> String {
+    /// separated by single spaces. The caller checks the parts hold no line
+    /// break (`argumentProblem` says whether they do).
+    public func line(_ parts: String?...) -> String { line(parts: parts) }
+
+    /// `line(_:)` for parts already in an array.
+    public func line(parts: [String?]) -> String {
         var text = rawValue
         for part in parts {
             guard let part, !part.isEmpty else { continue }

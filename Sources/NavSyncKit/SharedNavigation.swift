@@ -65,7 +65,7 @@ public final class SharedNavigation<Screen: NavScreen> {
     ///     and on every reconnect.
     ///   - room: the room to follow; `main` is the one every connection starts in.
     ///   - token: sent with `AUTH` first, for a daemon started with `--token-file`.
-    public init(connect: String = "127.0.0.1:7878", room: String = "main", token: String? = nil) {
+    public init(connect: String = "127.0.0.1:7878", room: String = Names.defaultRoom, token: String? = nil) {
         self.address = connect
         self.room = room
         self.token = token

@@ -40,7 +40,7 @@ enum WireMapping {
     /// Data as the daemon will store it, or `invalidData` for a line break.
     static func data(_ data: String?) throws(NavSyncError) -> String? {
         guard let normalized = NavEntry.normalized(data) else { return nil }
-        if normalized.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) {
+        if RequestArguments.holdsLineBreak(normalized) {
             throw .invalidData("data cannot hold a line break (\\r or \\n)")
         }
         return normalized

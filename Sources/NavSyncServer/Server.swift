@@ -7,7 +7,7 @@ import NavSyncCore
 ///
 /// All methods must be called on the loop thread.
 public final class Server {
-    public static let defaultRoom = "main"
+    public static let defaultRoom = Names.defaultRoom
 
     public private(set) var catalog: Catalog
     var parser: CommandParser

@@ -1,3 +1,5 @@
+import NavSyncCore
+
 /// Where Redis listens: `redis://HOST:PORT[/DB]` or `unix:PATH`.
 public enum RedisEndpoint: Equatable, Sendable, CustomStringConvertible {
     case tcp(host: String, port: Int, database: Int)
@@ -22,22 +24,10 @@ public enum RedisEndpoint: Equatable, Sendable, CustomStringConvertible {
                 database = db
             }
         }
-        var host: Substring
-        var portText: Substring
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { return nil }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            let after = rest[rest.index(after: close)...]
-            guard after.hasPrefix(":") else { return nil }
-            portText = after.dropFirst()
-        } else {
-            guard let colon = rest.lastIndex(of: ":") else { return nil }
-            host = rest[..<colon]
-            portText = rest[rest.index(after: colon)...]
-        }
-        guard !host.isEmpty, !host.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }),
-              portText.allSatisfy(\.isASCII), let port = Int(portText), (1...65535).contains(port) else { return nil }
-        self = .tcp(host: String(host), port: port, database: database)
+        // Redis has no port 0, and a host never holds what a URL would read as a path or user.
+        guard case .success(let address) = HostPort.parse(rest), address.port > 0,
+              !address.host.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }) else { return nil }
+        self = .tcp(host: address.host, port: address.port, database: database)
     }
 
     public var database: Int {
@@ -49,8 +39,7 @@ public enum RedisEndpoint: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .tcp(let host, let port, let db):
-            let shown = host.contains(":") ? "[\(host)]" : host
-            return "redis://\(shown):\(port)" + (db == 0 ? "" : "/\(db)")
+            return "redis://\(HostPort(host: host, port: port))" + (db == 0 ? "" : "/\(db)")
         case .unix(let path, _):
             return "unix:\(path)"
         }

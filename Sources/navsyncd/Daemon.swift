@@ -47,9 +47,9 @@ final class Daemon {
     /// Binds every listener first and only then logs the `listening on`
     /// lines, so a script waiting for them never goes ahead against a daemon
     /// that is about to exit because a later address was taken.
-    func listen(_ addresses: [DaemonOptions.ListenAddress], unixPath: String?) throws(DaemonStartError) {
+    func listen(_ addresses: [HostPort], unixPath: String?) throws(DaemonStartError) {
         for address in addresses {
-            let shown = address.host.contains(":") ? "[\(address.host)]:\(address.port)" : "\(address.host):\(address.port)"
+            let shown = address.description
             do {
                 let listener = try StreamListener.tcp(loop: loop, host: address.host, port: address.port) { [unowned self] stream in
                     self.adopt(stream)

@@ -7,12 +7,7 @@ import RedisClient
 /// `navsyncd`'s flags, read and validated. Anything wrong here is a usage
 /// error (exit 64); problems with the files they name are found later.
 struct DaemonOptions {
-    struct ListenAddress: Equatable {
-        var host: String
-        var port: Int
-    }
-
-    var listen: [ListenAddress] = [ListenAddress(host: "127.0.0.1", port: 7878)]
+    var listen: [HostPort] = [HostPort(host: "127.0.0.1", port: 7878)]
     var unixPath: String?
     /// nil means memory only (`--state none`).
     var statePath: String?
@@ -96,8 +91,8 @@ struct DaemonOptions {
         if !listen.isEmpty {
             options.listen = []
             for text in listen {
-                let (host, port) = try CommandLineSpec.hostPort(text, flag: "listen")
-                options.listen.append(ListenAddress(host: try listenHost(host), port: port))
+                let address = try listenAddress(text)
+                options.listen.append(HostPort(host: try listenHost(address.host), port: address.port))
             }
         }
         options.unixPath = parsed.last("unix")
@@ -185,6 +180,17 @@ struct DaemonOptions {
             options.allowedOrigins.append(origin)
         }
         return options
+    }
+
+    /// `--listen`'s value read by the core's `HostPort`, its problems worded for the flag.
+    static func listenAddress(_ text: String) throws(CommandLineSpec.UsageError) -> HostPort {
+        switch HostPort.parse(text) {
+        case .success(let address): return address
+        case .failure(.badBrackets): throw CommandLineSpec.UsageError("--listen wants HOST:PORT or [IPv6]:PORT, not '\(text)'")
+        case .failure(.noPort): throw CommandLineSpec.UsageError("--listen wants HOST:PORT, not '\(text)'")
+        case .failure(.badHostOrPort):
+            throw CommandLineSpec.UsageError("--listen wants HOST:PORT with a port from 0 to 65535, not '\(text)'")
+        }
     }
 
     /// The daemon binds IP literals only (no resolver runs on the loop); the

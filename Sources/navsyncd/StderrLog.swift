@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NavSyncCore
 import NavSyncServer
 
 /// Writes log lines to standard error with a UTC timestamp and the level:
@@ -19,14 +20,7 @@ enum StderrLog {
     private static func timestamp() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let millis = Int(now.tv_nsec / 1_000_000)
-        let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(ms)Z"
+        return UTCTimestamp.text(seconds: Int(now.tv_sec), milliseconds: Int(now.tv_nsec / 1_000_000))
     }
 }
 

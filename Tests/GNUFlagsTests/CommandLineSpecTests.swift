@@ -42,14 +42,4 @@ final class CommandLineSpecTests: XCTestCase {
             XCTAssertThrowsError(try CommandLineSpec.positiveInt(text, flag: "n"), text)
         }
     }
-
-    func test_hostPort_readsV4V6AndRefusesBadPorts() throws {
-        XCTAssertEqual(try CommandLineSpec.hostPort("127.0.0.1:7878", flag: "l").port, 7878)
-        let v6 = try CommandLineSpec.hostPort("[::1]:0", flag: "l")
-        XCTAssertEqual(v6.host, "::1")
-        XCTAssertEqual(v6.port, 0)
-        for text in ["nohost", ":1", "a:65536", "[::1]7878", "a:x"] {
-            XCTAssertThrowsError(try CommandLineSpec.hostPort(text, flag: "l"), text)
-        }
-    }
 }

@@ -64,7 +64,7 @@ final class TerminalApp {
         self.loop = loop
         self.terminal = terminal
         self.painter = Painter(terminal: terminal)
-        self.room = room ?? "main"
+        self.room = room ?? Names.defaultRoom
         self.driver = ClientDriver(loop: loop, endpoints: endpoints, options: .interactive(room: room, token: token))
     }
 
