@@ -10,7 +10,7 @@ DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libhiredis-dev
 ARGS ?=
 
 .PHONY: all deps build run test test-sanitizers fuzz demo clean help bench bench-compare bench-fleet \
-	install uninstall deb man test-packaging test-deb
+	install uninstall deb man test-packaging test-package test-deb
 
 # make install / uninstall: where things go (DESTDIR stages, e.g. for a package).
 PREFIX ?= /usr/local
@@ -44,6 +44,7 @@ help:
 	@echo "make uninstall  remove what make install put there (same PREFIX and DESTDIR)"
 	@echo "make test-packaging  make install/uninstall into a temporary DESTDIR, man pages against --help"
 	@echo "make test-deb  after make deb: install the package, run it as its user, purge it (root)"
+	@echo "make test-package  make deb, then test-deb (make test runs it)"
 	@echo "make deb     Debian package with the Swift runtime linked in (.build/deb/navsync_$(VERSION)_*.deb)"
 	@echo "make clean   remove build output"
 
@@ -71,6 +72,7 @@ test: build
 	Tests/docs/run.sh
 	Tests/netcat/run.sh $(BIN)
 	Tests/packaging/run.sh $(BIN)
+	$(MAKE) --no-print-directory test-package
 	Tests/browser/run.sh $(BIN)
 	Fuzz/run.sh 8
 	SWIFT=$(SWIFT) Tests/sanitizers/run.sh
@@ -159,6 +161,12 @@ deb: deps
 # (no new build); the lead's make test runs this.
 test-packaging: build
 	Tests/packaging/run.sh $(BIN)
+
+# The package built from this tree (make deb, its own static build in
+# .build/deb), then installed, run and purged as test-deb does; make test
+# runs it.
+test-package: deb
+	$(MAKE) --no-print-directory test-deb
 
 # The package made by make deb, installed on this machine, run as its user
 # with the unit's command line and no Swift on PATH, then purged.
