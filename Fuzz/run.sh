@@ -57,8 +57,13 @@ sources_for() {
     echo "$root/Fuzz/Targets/$file.swift $root/Fuzz/Targets/FuzzSupport.swift"
     # The Redis reply reader and its replies, compiled into the target (hiredis is linked).
     [ "$t" = redis ] && echo "$root/Sources/RedisClient/RedisReply.swift $root/Sources/RedisClient/RedisReplyReader.swift"
-    # The daemon's WebSocket framing, compiled into the target (wslay is linked).
-    [ "$t" = wsframe ] && echo "$root/Sources/NavSyncWeb/WebSocketFramer.swift $root/Sources/NavSyncWeb/WebSocketTextWriter.swift"
+    # The web front door's parts live in NavSyncWeb (which needs wslay and
+    # nettle as a whole); each target compiles the files it fuzzes into itself.
+    local web="$root/Sources/NavSyncWeb"
+    [ "$t" = http ] && echo "$web/ProtocolSniffer.swift $web/HTTPHeadParser.swift $web/HTTPRequestHead.swift"
+    [ "$t" = wsline ] && echo "$web/WebSocketLines.swift"
+    # The daemon's WebSocket framing (wslay is linked).
+    [ "$t" = wsframe ] && echo "$web/WebSocketFramer.swift $web/WebSocketTextWriter.swift"
     return 0
 }
 

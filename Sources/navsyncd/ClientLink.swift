@@ -1,5 +1,6 @@
 import NavSyncCore
 import NavSyncServer
+import NavSyncWeb
 import UVLoop
 
 /// Joins one libuv stream to its server session: bytes and end-of-stream go
