@@ -5,7 +5,8 @@
 # Targets: framer parser route catalog statefile http wsline wsframe redis.
 #
 # NavSyncCore is compiled once, instrumented, as a static library; each target
-# is its own binary (its file plus FuzzSupport.swift). Work corpora, logs
+# is its own binary (its file plus FuzzSupport.swift, and for http, wsline and
+# wsframe the NavSyncWeb files it fuzzes). Work corpora, logs
 # and crash inputs live under .build/fuzz/ (override with FUZZ_BUILD_DIR);
 # the seed corpus in Fuzz/corpus/ is only read. Exit status is non-zero when a target crashes or
 # breaks a property; the input that did it is kept and named in the output.
