@@ -30,11 +30,12 @@ public final class ConnectionDoor {
     }
 
     /// True once the first line chose the line protocol (or the connection
-    /// is closed): bytes then go straight to the hub.
-    public var speaksLineProtocol: Bool { sniffer == nil && web == nil }
+    /// is closed): bytes then go straight to the hub. Stored rather than
+    /// computed, so the link's per-read check is one field read across modules.
+    public private(set) var speaksLineProtocol = false
 
     /// True once the first line chose HTTP: the session's output goes through `send`.
-    public var carriesWeb: Bool { web != nil }
+    public private(set) var carriesWeb = false
 
     /// Input while the first line is being judged, or once it chose HTTP.
     public func received(_ bytes: some Collection<UInt8>) {
@@ -56,6 +57,7 @@ public final class ConnectionDoor {
         case .lineProtocol:
             let first = sniffer.takeBytes()
             self.sniffer = nil
+            speaksLineProtocol = true
             server.receive(first, from: session)
         case .http, .requestLineTooLong:
             // A request line over 8 KiB is refused by the exchange's parser (414).
@@ -63,6 +65,7 @@ public final class ConnectionDoor {
             self.sniffer = nil
             let exchange = WebExchange(door: door, server: server, session: session, stream: stream, loop: loop)
             web = exchange
+            carriesWeb = true
             exchange.received(first)
         }
     }
@@ -72,6 +75,7 @@ public final class ConnectionDoor {
     public func endOfInput() {
         guard var sniffer else { return }
         self.sniffer = nil
+        speaksLineProtocol = true
         let first = sniffer.takeBytes()
         if !first.isEmpty { server.receive(first, from: session) }
     }
@@ -95,6 +99,8 @@ public final class ConnectionDoor {
     public func closed() {
         web?.closed()
         web = nil
+        carriesWeb = false
         sniffer = nil
+        speaksLineProtocol = true
     }
 }

@@ -138,7 +138,7 @@ final class ClientLink: Connection, WebByteStream {
     }
 
     /// Passes input on: straight to the server once the connection speaks
-    /// the line protocol (the fast path: two nil checks), else to the front
+    /// the line protocol (the fast path: one flag of the door), else to the front
     /// door, which sniffs the first line or serves HTTP.
     private func deliver(_ bytes: some Collection<UInt8>, _ server: Server, _ session: Session) {
         if let passage, !passage.speaksLineProtocol {
