@@ -38,8 +38,10 @@ let package = Package(
         .target(name: "GNUFlags", swiftSettings: strict),
         .target(name: "UVLoop", dependencies: ["CLibUV"], swiftSettings: strict),
         .target(name: "NavSyncServer", dependencies: ["NavSyncCore"], swiftSettings: strict),
-        // The web front door's C parts: wslay framing and the handshake key.
-        .target(name: "NavSyncWeb", dependencies: ["CWslay", "CNettle"], swiftSettings: strict),
+        // The web front door, whole: the sniff, HTTP heads, routing and access, the exchange, WebSocket
+        // framing (wslay) and its lines, behind a byte-stream seam; the hub sees only sessions and lines.
+        .target(name: "NavSyncWeb", dependencies: ["NavSyncCore", "NavSyncServer", "UVLoop", "CWslay", "CNettle"],
+                swiftSettings: strict),
         .target(name: "RedisClient", dependencies: ["CHiredis", "UVLoop", "NavSyncCore"], swiftSettings: strict),
         .target(name: "NavSyncBackplane", dependencies: ["NavSyncCore", "NavSyncServer", "RedisClient", "UVLoop"],
                 swiftSettings: strict),

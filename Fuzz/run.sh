@@ -5,7 +5,8 @@
 # Targets: framer parser route catalog statefile http wsline wsframe redis.
 #
 # NavSyncCore is compiled once, instrumented, as a static library; each target
-# is its own binary (its file plus FuzzSupport.swift). Work corpora, logs
+# is its own binary (its file plus FuzzSupport.swift, and for http, wsline and
+# wsframe the NavSyncWeb files it fuzzes). Work corpora, logs
 # and crash inputs live under .build/fuzz/ (override with FUZZ_BUILD_DIR);
 # the seed corpus in Fuzz/corpus/ is only read. Exit status is non-zero when a target crashes or
 # breaks a property; the input that did it is kept and named in the output.
@@ -57,8 +58,13 @@ sources_for() {
     echo "$root/Fuzz/Targets/$file.swift $root/Fuzz/Targets/FuzzSupport.swift"
     # The Redis reply reader and its replies, compiled into the target (hiredis is linked).
     [ "$t" = redis ] && echo "$root/Sources/RedisClient/RedisReply.swift $root/Sources/RedisClient/RedisReplyReader.swift"
-    # The daemon's WebSocket framing, compiled into the target (wslay is linked).
-    [ "$t" = wsframe ] && echo "$root/Sources/NavSyncWeb/WebSocketFramer.swift $root/Sources/NavSyncWeb/WebSocketTextWriter.swift"
+    # The web front door's parts live in NavSyncWeb (which needs wslay and
+    # nettle as a whole); each target compiles the files it fuzzes into itself.
+    local web="$root/Sources/NavSyncWeb"
+    [ "$t" = http ] && echo "$web/ProtocolSniffer.swift $web/HTTPHeadParser.swift $web/HTTPRequestHead.swift"
+    [ "$t" = wsline ] && echo "$web/WebSocketLines.swift"
+    # The daemon's WebSocket framing (wslay is linked).
+    [ "$t" = wsframe ] && echo "$web/WebSocketFramer.swift $web/WebSocketTextWriter.swift"
     return 0
 }
 

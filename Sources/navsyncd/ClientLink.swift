@@ -1,22 +1,23 @@
 import NavSyncCore
 import NavSyncServer
+import NavSyncWeb
 import UVLoop
 
 /// Joins one libuv stream to its server session: bytes and end-of-stream go
-/// to the server, the server's output goes to the stream. The first line
-/// decides for good whether the connection speaks the line protocol or
-/// HTTP (then a `WebExchange` takes every byte, and turns a WebSocket's
-/// messages into the session's lines).
+/// to the server, the server's output goes to the stream. Until the first
+/// line has decided, and for good if it was HTTP, bytes go through the front
+/// door (`ConnectionDoor`, NavSyncWeb), for which this link is the byte
+/// stream; once it chose the line protocol they go straight to the server.
 ///
 /// Ownership, so that every object of a connection is freed when it closes:
 /// the daemon's table of links owns the link, the link owns its stream and
-/// its session (and its web exchange, which holds the session too), and the
+/// its session (and its door, which holds the session too), and the
 /// session's reference back to the link is the one cycle, broken in
 /// `close()`, the single teardown. `close()` closes the stream, drops the
-/// session, the exchange and the server, and takes the link out of the
+/// session, the door and the server, and takes the link out of the
 /// daemon's table; `liveLinks` counts links not yet freed.
 /// Must be used on the loop thread only.
-final class ClientLink: Connection {
+final class ClientLink: Connection, WebByteStream {
     /// How long a closing connection waits for the peer to close its side.
     static let lingerMilliseconds: UInt64 = 2_000
     /// Bytes of input one connection may hand the server per loop turn. The
@@ -47,11 +48,10 @@ final class ClientLink: Connection {
     /// In the daemon's list of links holding input (`onHolding`).
     private var inHoldingList = false
     private let liveCount: LiveCount
-    /// Judges the first line; nil once it has.
-    private var sniffer: ProtocolSniffer? = ProtocolSniffer()
-    /// Set when the first line was an HTTP request line.
-    private var web: WebExchange?
+    /// What every web connection of the daemon shares.
     private let door: WebFrontDoor
+    /// This connection's way through the front door: the sniff, then HTTP; set by `attach`.
+    private var passage: ConnectionDoor?
 
     init(stream: StreamConnection, loop: EventLoop, turns: LoopTurns, liveCount: LiveCount, door: WebFrontDoor,
          onHolding: @escaping (ClientLink) -> Void, onClosed: @escaping (ClientLink) -> Void) {
@@ -72,19 +72,20 @@ final class ClientLink: Connection {
         let session = server.accept(self)
         self.server = server
         self.session = session
+        passage = ConnectionDoor(door: door, server: server, session: session, stream: self, loop: loop)
         stream.onRead = { [unowned self] bytes in self.received(bytes) }
         stream.onEnd = { [unowned self] end in
             switch end {
             case .eof:
                 self.peerFinished = true
-                self.endOfFirstLine()
+                self.passage?.endOfInput()
                 server.inputEnded(session)
             case .error(let error): server.transportFailed(session, error.name)
             }
         }
         stream.onWriteQueueDrained = { [unowned self] in
             server.writeQueueDrained(session)
-            self.web?.writeQueueDrained()
+            self.passage?.writeQueueDrained()
         }
         if !stream.isClosed { stream.startReading() }
     }
@@ -137,53 +138,19 @@ final class ClientLink: Connection {
     }
 
     /// Passes input on: straight to the server once the connection speaks
-    /// the line protocol (the fast path: two nil checks), to the web
-    /// exchange once it speaks HTTP, and to the sniff until the first line
-    /// has decided.
+    /// the line protocol (the fast path: one flag of the door), else to the front
+    /// door, which sniffs the first line or serves HTTP.
     private func deliver(_ bytes: some Collection<UInt8>, _ server: Server, _ session: Session) {
-        if sniffer == nil && web == nil {
-            server.receive(bytes, from: session)
-        } else if let web {
-            web.received(bytes)
+        if let passage, !passage.speaksLineProtocol {
+            passage.received(bytes)
         } else {
-            sniff(bytes, server, session)
+            server.receive(bytes, from: session)
         }
     }
 
-    private func sniff(_ bytes: some Collection<UInt8>, _ server: Server, _ session: Session) {
-        // A connection refused at accept (busy) reads nothing.
-        guard server.endReason(of: session) == nil, var sniffer else { return }
-        let verdict = sniffer.feed(bytes)
-        self.sniffer = sniffer
-        switch verdict {
-        case .undecided:
-            return
-        case .lineProtocol:
-            let first = sniffer.takeBytes()
-            self.sniffer = nil
-            server.receive(first, from: session)
-        case .http, .requestLineTooLong:
-            // A request line over 8 KiB is refused by the exchange's parser (414).
-            let first = sniffer.takeBytes()
-            self.sniffer = nil
-            let exchange = WebExchange(door: door, server: server, session: session, link: self, loop: loop)
-            web = exchange
-            exchange.received(first)
-        }
-    }
+    // MARK: WebByteStream
 
-    /// At end of input, a first line still being judged (an unterminated
-    /// `GET`) is the line protocol's: it runs like any last line.
-    private func endOfFirstLine() {
-        guard var sniffer, let server, let session else { return }
-        self.sniffer = nil
-        let first = sniffer.takeBytes()
-        if !first.isEmpty { server.receive(first, from: session) }
-    }
-
-    // MARK: Web exchange
-
-    /// Bytes the web exchange has framed or formatted itself.
+    /// Bytes the web door has framed or formatted itself.
     func sendRaw(_ bytes: [UInt8]) { stream.write([bytes]) }
 
     func pauseWebReading() { stream.stopReading() }
@@ -195,8 +162,8 @@ final class ClientLink: Connection {
     // MARK: Connection
 
     func write(_ chunks: [[UInt8]]) {
-        if let web {
-            web.send(chunks)
+        if let passage, passage.carriesWeb {
+            passage.send(chunks)
         } else {
             stream.write(chunks)
         }
@@ -204,7 +171,7 @@ final class ClientLink: Connection {
 
     func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int {
         // A WebSocket frames each line on its own: it takes everything, as `write` does.
-        guard web == nil else {
+        guard passage?.carriesWeb != true else {
             write(chunks)
             return chunks.reduce(0) { $0 + $1.count }
         }
@@ -251,9 +218,8 @@ final class ClientLink: Connection {
         stream.onEnd = nil
         stream.onWriteQueueDrained = nil
         stream.close()
-        web?.closed()
-        web = nil
-        sniffer = nil
+        passage?.closed()
+        passage = nil
         heldInput = []
         session = nil
         server = nil
@@ -262,7 +228,7 @@ final class ClientLink: Connection {
 
     func closeAfterSending() {
         guard !stream.isClosed, lingerTimer == nil else { return }
-        if let web, let session { web.closing(because: server?.endReason(of: session)) }
+        passage?.closing()
         // Input that arrives from here on is discarded; so is any held.
         heldInput.removeAll()
         let timer = LoopTimer(loop: loop)

@@ -2,6 +2,7 @@ import Glibc
 import NavSyncCore
 import NavSyncBackplane
 import NavSyncServer
+import NavSyncWeb
 import UVLoop
 
 /// The daemon's moving parts around the server: listeners, the set of open

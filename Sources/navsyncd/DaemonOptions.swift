@@ -2,6 +2,7 @@ import GNUFlags
 import NavSyncCore
 import NavSyncBackplane
 import NavSyncServer
+import NavSyncWeb
 import RedisClient
 
 /// `navsyncd`'s flags, read and validated. Anything wrong here is a usage

@@ -3,6 +3,7 @@ import Glibc
 import NavSyncBackplane
 import NavSyncCore
 import NavSyncServer
+import NavSyncWeb
 import UVLoop
 
 // navsyncd: flags → configuration → the server wired to a libuv loop.

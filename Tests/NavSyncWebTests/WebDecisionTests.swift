@@ -1,5 +1,6 @@
 import XCTest
 import NavSyncCore
+import NavSyncWeb
 
 final class WebDecisionTests: XCTestCase {
     private let access = WebAccess(allowedOrigins: ["https://ops.example/", "HTTP://Wall.Example:8080"])

@@ -1,5 +1,6 @@
 import XCTest
 import NavSyncCore
+import NavSyncWeb
 
 final class HTTPHeadParserTests: XCTestCase {
     typealias Outcome = Result<HTTPRequestHead, HTTPHeadError>

@@ -1,6 +1,4 @@
-import NavSyncCore
 import NavSyncServer
-import NavSyncWeb
 import UVLoop
 
 /// The HTTP side of one connection the sniff judged HTTP: it answers
@@ -9,8 +7,8 @@ import UVLoop
 /// that session's output lines into text messages. Nothing read here ever
 /// reaches the server except a WebSocket message's lines.
 ///
-/// Owned by its `ClientLink`, which stays the connection's one owner and
-/// its one teardown (`close`).
+/// Owned by its `ConnectionDoor`, whose connection stays the one owner and
+/// the one teardown (`close`); it writes through the `WebByteStream` below.
 /// Must be used on the loop thread only.
 final class WebExchange {
     private enum Phase {
@@ -22,7 +20,7 @@ final class WebExchange {
     private let door: WebFrontDoor
     private let server: Server
     private let session: Session
-    private unowned let link: ClientLink
+    private unowned let stream: any WebByteStream
     private var parser = HTTPHeadParser()
     /// Bytes of the current request's body still to skip.
     private var bodyLeft = 0
@@ -31,11 +29,11 @@ final class WebExchange {
     private var splitter = WebSocketLines.OutputSplitter()
     private var waitingForDrain = false
 
-    init(door: WebFrontDoor, server: Server, session: Session, link: ClientLink, loop: EventLoop) {
+    init(door: WebFrontDoor, server: Server, session: Session, stream: any WebByteStream, loop: EventLoop) {
         self.door = door
         self.server = server
         self.session = session
-        self.link = link
+        self.stream = stream
         headTimer = LoopTimer(loop: loop)
         armHeadTimer()
     }
@@ -57,7 +55,7 @@ final class WebExchange {
     func writeQueueDrained() {
         guard waitingForDrain else { return }
         waitingForDrain = false
-        link.resumeWebReading()
+        stream.resumeWebReading()
         serveRequests()
     }
 
@@ -73,9 +71,9 @@ final class WebExchange {
             // other output of a connection) pause the reading of more
             // requests until the client has read them: a pipelining client
             // that never reads must not grow the daemon's memory.
-            if link.queuedWriteBytes > server.maxPendingOutputBytes {
+            if stream.queuedWriteBytes > server.maxPendingOutputBytes {
                 waitingForDrain = true
-                link.pauseWebReading()
+                stream.pauseWebReading()
                 return
             }
             guard let outcome = parser.next() else { return }
@@ -137,7 +135,7 @@ final class WebExchange {
     }
 
     private func respond(_ response: HTTPResponse, headOnly: Bool, why: String) {
-        link.sendRaw(response.encoded(date: door.date(), server: door.serverHeader, headOnly: headOnly))
+        stream.sendRaw(response.encoded(date: door.date(), server: door.serverHeader, headOnly: headOnly))
         if response.closesConnection {
             end(why)
         } else {
@@ -171,7 +169,7 @@ final class WebExchange {
     private func upgrade(key: String) {
         headTimer?.close()
         headTimer = nil
-        link.sendRaw(HTTPResponse.switchingProtocols(acceptKey: WebSocketAcceptKey.make(forKey: key),
+        stream.sendRaw(HTTPResponse.switchingProtocols(acceptKey: WebSocketAcceptKey.make(forKey: key),
                                                      date: door.date(), server: door.serverHeader))
         let framer = WebSocketFramer(maxMessageBytes: door.maxMessageBytes, textWriter: door.textWriter)
         phase = .webSocket(framer)
@@ -192,7 +190,7 @@ final class WebExchange {
         if !output.isEmpty {
             // Pongs and close replies are this connection's output like any
             // reply: past --max-pending, reading pauses until they drain.
-            link.sendRaw(output)
+            stream.sendRaw(output)
             server.outputQueuedOutsideLines(for: session)
         }
         if framer.closeSent, case .webSocket = phase {
@@ -211,7 +209,7 @@ final class WebExchange {
             splitter.forEachMessage(in: chunk) { framer.sendText($0) }
         }
         let output = framer.takeOutput()
-        if !output.isEmpty { link.sendRaw(output) }
+        if !output.isEmpty { stream.sendRaw(output) }
     }
 
     /// The session is ending: a WebSocket gets its close frame with the code
@@ -223,7 +221,7 @@ final class WebExchange {
         if !framer.closeSent {
             framer.close(code: Self.closeCode(for: reason))
             let output = framer.takeOutput()
-            if !output.isEmpty { link.sendRaw(output) }
+            if !output.isEmpty { stream.sendRaw(output) }
         }
     }
 

@@ -1,13 +1,12 @@
 import Glibc
 import NavSyncCore
 import NavSyncServer
-import NavSyncWeb
 
 /// What every HTTP connection of the daemon shares: who may come in, the
 /// page, the `Date` header of the current second, and the front door's own
 /// figures (rows of the daemon's table: `STATS` and `/metrics`).
 /// Must be used on the loop thread only.
-final class WebFrontDoor {
+public final class WebFrontDoor {
     /// A request head (or the next one on a kept-alive connection) must be
     /// complete this long after the previous response, or after the sniff
     /// decided HTTP; then the connection is closed (408 if a head had
@@ -30,7 +29,7 @@ final class WebFrontDoor {
     private var dateSecond = -1
     private var dateText = ""
 
-    init(access: WebAccess, page: [UInt8], maxLineBytes: Int) {
+    public init(access: WebAccess, page: [UInt8], maxLineBytes: Int) {
         self.access = access
         self.page = page
         self.maxMessageBytes = Self.maxMessageBytes(maxLineBytes: maxLineBytes)
@@ -56,7 +55,7 @@ final class WebFrontDoor {
     func noteWebSocketClosed() { webSocketsOpen -= 1 }
 
     /// The front door's rows of the daemon's table of figures.
-    var figures: [Figure] {
+    public var figures: [Figure] {
         [
             .counter("http_requests", requestsTotal, help: "HTTP requests answered, refusals included."),
             .gauge("websockets", webSocketsOpen, help: "Open WebSocket connections."),

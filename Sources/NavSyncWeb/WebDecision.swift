@@ -1,3 +1,5 @@
+import NavSyncCore
+
 /// What to do with one HTTP request, judged from its head alone: the order
 /// of the checks is the contract's, in one place.
 ///

@@ -1,5 +1,6 @@
 import XCTest
 import NavSyncCore
+import NavSyncWeb
 
 final class ProtocolSnifferTests: XCTestCase {
     typealias Verdict = ProtocolSniffer.Verdict

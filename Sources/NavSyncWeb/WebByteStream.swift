@@ -1,0 +1,16 @@
+/// The byte stream under the web front door: what an HTTP exchange or a
+/// WebSocket writes and how it holds back a client that does not read.
+/// The daemon's libuv link is one today; a TLS layer that hands plaintext
+/// up and takes plaintext down can be another, and nothing above it changes.
+///
+/// Must be used on the loop thread only.
+public protocol WebByteStream: AnyObject {
+    /// Bytes the door has framed or formatted itself, written in order.
+    func sendRaw(_ bytes: [UInt8])
+    /// Stops reading until `resumeWebReading` (responses waiting to drain).
+    func pauseWebReading()
+    /// Reading may go on again, unless the stream holds it back for reasons of its own.
+    func resumeWebReading()
+    /// Bytes written and not yet sent, with what holding them costs.
+    var queuedWriteBytes: Int { get }
+}
