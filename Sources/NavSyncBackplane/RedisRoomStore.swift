@@ -67,8 +67,13 @@ public final class RedisRoomStore: RoomStore {
     private var keys: BackplaneKeys { settings.keys }
     private let log: Logger
 
-    private var commands: RedisConnection?
-    private var subscriber: RedisConnection?
+    /// Makes one link to Redis: the two callbacks are its `onReady` and
+    /// `onGone` (see `RedisConnection.init`). A test passes scripted links.
+    typealias Connector = (_ onReady: @escaping () -> Void, _ onGone: @escaping (String) -> Void) -> any RedisLink
+    private let makeLink: Connector
+
+    private var commands: (any RedisLink)?
+    private var subscriber: (any RedisLink)?
     /// Counts connection attempts; callbacks of an older attempt are ignored.
     private var generation = 0
     private var isUp = false
@@ -107,7 +112,16 @@ public final class RedisRoomStore: RoomStore {
     private(set) var resyncedRooms: UInt64 = 0
     private(set) var retriedChanges: UInt64 = 0
 
-    public init(loop: EventLoop, settings: Settings, log: Logger) {
+    public convenience init(loop: EventLoop, settings: Settings, log: Logger) {
+        self.init(loop: loop, settings: settings, log: log) { onReady, onGone in
+            RedisConnection(loop: loop, endpoint: settings.endpoint,
+                            replyTimeoutMilliseconds: settings.replyTimeoutMilliseconds,
+                            onReady: onReady, onGone: onGone)
+        }
+    }
+
+    init(loop: EventLoop, settings: Settings, log: Logger, connector: @escaping Connector) {
+        self.makeLink = connector
         self.loop = loop
         self.settings = settings
         self.log = log
@@ -836,12 +850,8 @@ public final class RedisRoomStore: RoomStore {
             if ready == 2 { self?.handshake(current) }
         }
         let lost = { [weak self] (reason: String) -> Void in self?.lost(current, reason) }
-        commands = RedisConnection(loop: loop, endpoint: settings.endpoint,
-                                   replyTimeoutMilliseconds: settings.replyTimeoutMilliseconds,
-                                   onReady: bothReady, onGone: lost)
-        subscriber = RedisConnection(loop: loop, endpoint: settings.endpoint,
-                                     replyTimeoutMilliseconds: settings.replyTimeoutMilliseconds,
-                                     onReady: bothReady, onGone: lost)
+        commands = makeLink(bothReady, lost)
+        subscriber = makeLink(bothReady, lost)
     }
 
     /// Checks the server, loads the function, agrees on the epoch and the
