@@ -710,30 +710,29 @@ public final class RedisRoomStore: RoomStore {
         guard let commands else { return }
         let track = track(room)
         track.filling = true
-        commands.send(["HMGET", keys.state(room), "rev", "route", "tag"]) { [weak self] reply in
+        commands.send(StoredRoomHash.command(keys, room: room)) { [weak self] reply in
             guard let self else { return }
             track.filling = false
-            guard let parts = reply?.elements, parts.count == 3 else {
-                guard reply != nil else { return }
+            guard let reply else { return }
+            let hash: StoredRoomHash
+            switch StoredRoomHash.read(reply) {
+            case .success(let read): hash = read
+            case .failure(let unreadable):
                 // A key of the wrong type, or an error: the room cannot be
                 // read, nor changed (the change function fails on it too).
                 // Its watchers keep the last state they were given; the
                 // rest of the fleet's rooms carry on.
-                self.roomUnreadable(room, because: Self.describe(reply))
+                self.roomUnreadable(room, because: unreadable.why)
                 then?()
                 return
             }
-            guard let rev = StoredRevision.parse(field: parts[0]) else {
-                self.roomUnreadable(room, because: "its revision \(Self.describe(parts[0])) is not one this daemon can take")
-                then?()
-                return
-            }
-            let state = rev == 0 ? nil : self.state(revision: rev, route: parts[1].text ?? "", room: room)
+            let rev = hash.revision
+            let state = rev == 0 ? nil : self.state(revision: rev, route: hash.route, room: room)
             if rev != 0 && state == nil {
                 then?()
                 return
             }
-            self.replace(room, with: state, tag: parts[2].text ?? "")
+            self.replace(room, with: state, tag: hash.tag)
             then?()
             self.releaseParked(room)
         }
@@ -761,26 +760,26 @@ public final class RedisRoomStore: RoomStore {
         guard let commands, !recheckingRooms.contains(room) else { return }
         recheckingRooms.insert(room)
         let current = generation
-        commands.send(["HMGET", keys.state(room), "rev", "route", "tag"]) { [weak self] reply in
+        commands.send(StoredRoomHash.command(keys, room: room)) { [weak self] reply in
             guard let self else { return }
             self.recheckingRooms.remove(room)
-            guard current == self.generation, reply != nil else { return }
+            guard current == self.generation, let reply else { return }
             defer { self.recheckDone(room) }
-            guard let parts = reply?.elements, parts.count == 3 else {
-                self.roomUnreadable(room, because: Self.describe(reply))
+            let hash: StoredRoomHash
+            switch StoredRoomHash.read(reply) {
+            case .success(let read): hash = read
+            case .failure(let unreadable):
+                self.roomUnreadable(room, because: unreadable.why)
                 return
             }
-            guard let rev = StoredRevision.parse(field: parts[0]) else {
-                self.roomUnreadable(room, because: "its revision \(Self.describe(parts[0])) is not one this daemon can take")
-                return
-            }
-            guard let state = self.state(revision: rev, route: parts[1].text ?? "", room: room) else { return }
+            let rev = hash.revision
+            guard let state = self.state(revision: rev, route: hash.route, room: room) else { return }
             // A room that was readable all along keeps its view (its events
             // may be on their way); only a repaired one is replaced.
             guard self.unreadableRooms.removeValue(forKey: room) != nil else { return }
             self.log.info("backplane: room \(room) reads again, at revision \(rev)")
             self.tracks[room]?.known = nil
-            let tag = parts[2].text ?? ""
+            let tag = hash.tag
             if state == self.viewState(room) {
                 // What was dropped never reached the room: nothing to resync.
                 self.viewTags[room] = rev == 0 ? nil : tag
@@ -987,19 +986,15 @@ public final class RedisRoomStore: RoomStore {
                 if waiting == 0 { self.becomeUp(current) }
             }
             for room in names.sorted() {
-                commands.send(["HMGET", self.keys.state(room), "rev", "route", "tag"]) { reply in
-                    guard current == self.generation, reply != nil else { return }
-                    guard let parts = reply?.elements, parts.count == 3 else {
-                        self.roomUnreadable(room, because: Self.describe(reply))
+                commands.send(StoredRoomHash.command(self.keys, room: room)) { reply in
+                    guard current == self.generation, let reply else { return }
+                    switch StoredRoomHash.read(reply) {
+                    case .success(let hash):
+                        self.reconcile(room, rev: hash.revision, route: hash.route, tag: hash.tag, then: oneDone)
+                    case .failure(let unreadable):
+                        self.roomUnreadable(room, because: unreadable.why)
                         oneDone()
-                        return
                     }
-                    guard let rev = StoredRevision.parse(field: parts[0]) else {
-                        self.roomUnreadable(room, because: "its revision \(Self.describe(parts[0])) is not one this daemon can take")
-                        oneDone()
-                        return
-                    }
-                    self.reconcile(room, rev: rev, route: parts[1].text ?? "", tag: parts[2].text ?? "", then: oneDone)
                 }
             }
             oneDone()
