@@ -47,14 +47,6 @@ public final class RedisRoomStore: RoomStore {
         public var description: String
     }
 
-    /// Backoff between reconnection attempts, doubling up to the cap.
-    static let firstRetryMilliseconds: UInt64 = 50
-    static let maxRetryMilliseconds: UInt64 = 1_000
-    /// While Redis answers `LOADING` (it is up and reading its AOF or
-    /// snapshot) it is asked again this often, without backing off: it will
-    /// be ready any moment, and every millisecond after that is a wait for
-    /// the fleet's watchers and writers.
-    static let loadingRetryMilliseconds: UInt64 = 20
     /// How often the epoch is read while up: notices a FLUSHALL with no
     /// change going on, and a Redis that stopped answering.
     static let heartbeatMilliseconds: UInt64 = 1_000
@@ -82,9 +74,7 @@ public final class RedisRoomStore: RoomStore {
     private var tracks: [String: RoomTrack] = [:]
     private var retryTimer: LoopTimer?
     private var heartbeat: LoopTimer?
-    private var retryDelay = firstRetryMilliseconds
-    /// The last attempt found Redis loading its data: the next one comes soon.
-    private var redisIsLoading = false
+    private var backoff = ReconnectBackoff()
     private var outageStartedAt: UInt64?
     private var startCompletion: ((StartError?) -> Void)?
     private var closed = false
@@ -860,7 +850,7 @@ public final class RedisRoomStore: RoomStore {
         let step = { [weak self] (what: String, reply: RedisReply?, next: () -> Void) in
             guard let self, current == self.generation else { return }
             if let error = reply?.errorText {
-                self.redisIsLoading = error.hasPrefix("LOADING")
+                self.backoff.redisIsLoading = error.hasPrefix("LOADING")
                 self.refuse("redis refused \(what): \(error)")
                 return
             }
@@ -1028,7 +1018,7 @@ public final class RedisRoomStore: RoomStore {
     private func becomeUp(_ current: Int) {
         guard current == generation else { return }
         isUp = true
-        retryDelay = Self.firstRetryMilliseconds
+        backoff.reset()
         if let started = outageStartedAt {
             log.info("backplane: redis at \(settings.endpoint) is back after \(loop.nowMilliseconds &- started) ms; every room caught up")
             outageStartedAt = nil
@@ -1130,15 +1120,7 @@ public final class RedisRoomStore: RoomStore {
     private func scheduleReconnect() {
         retryTimer?.close()
         let timer = LoopTimer(loop: loop)
-        let delay: UInt64
-        if redisIsLoading {
-            redisIsLoading = false
-            delay = Self.loadingRetryMilliseconds
-        } else {
-            delay = retryDelay
-            retryDelay = min(retryDelay * 2, Self.maxRetryMilliseconds)
-        }
-        timer.start(afterMilliseconds: delay) { [weak self, timer] in
+        timer.start(afterMilliseconds: backoff.nextDelay()) { [weak self, timer] in
             timer.close()
             self?.connect()
         }
