@@ -639,7 +639,7 @@ public final class RedisRoomStore: RoomStore {
         track.filling = true
         gapFills += 1
         let from = viewState(room).revision + 1
-        commands.send(["XRANGE", keys.history(room), "\(from)-0", "+"]) { [weak self] reply in
+        commands.send(RoomHistory.command(keys, room: room, from: from)) { [weak self] reply in
             guard let self else { return }
             track.filling = false
             guard let entries = reply?.elements else {
@@ -649,25 +649,13 @@ public final class RedisRoomStore: RoomStore {
                 self.replaceFromRedis(room, then: then)
                 return
             }
-            var changes: [PublishedChange] = []
-            for entry in entries {
-                guard let parts = entry.elements, parts.count == 2, let id = parts[0].text,
-                      let rev = StoredRevision.parse(id.prefix { $0 != "-" }), let fields = parts[1].elements else {
-                    // Skipping it would leave a gap that sends the room here again.
-                    self.roomUnreadable(room, because: "its history holds an entry this daemon cannot take: \(Self.describe(entry))")
-                    then?()
-                    return
-                }
-                var op = "", route = "", tag = ""
-                for i in stride(from: 0, to: fields.count - 1, by: 2) {
-                    switch fields[i].text {
-                    case "op": op = fields[i + 1].text ?? ""
-                    case "route": route = fields[i + 1].text ?? ""
-                    case "tag": tag = fields[i + 1].text ?? ""
-                    default: break
-                    }
-                }
-                changes.append(PublishedChange(room: room, revision: rev, tag: tag, op: op, route: route))
+            let changes: [PublishedChange]
+            switch RoomHistory.read(entries, room: room) {
+            case .success(let read): changes = read
+            case .failure(let unreadable):
+                self.roomUnreadable(room, because: unreadable.why)
+                then?()
+                return
             }
             if let first = changes.first, first.revision == from {
                 self.gapsFilled += UInt64(changes.count)

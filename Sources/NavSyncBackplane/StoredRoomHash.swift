@@ -15,20 +15,20 @@ struct StoredRoomHash: Equatable {
         ["HMGET", keys.state(room), "rev", "route", "tag"]
     }
 
-    /// Why a reply cannot be taken as a room's hash (logged, and the room set aside).
-    struct Unreadable: Error, Equatable {
-        var why: String
-    }
-
     /// The hash in `reply`: three fields, the first a revision this daemon
     /// would have written (missing is 0). The route is not decoded here.
-    static func read(_ reply: RedisReply) -> Result<StoredRoomHash, Unreadable> {
+    static func read(_ reply: RedisReply) -> Result<StoredRoomHash, UnreadableRoomData> {
         guard let parts = reply.elements, parts.count == 3 else {
-            return .failure(Unreadable(why: RedisRoomStore.describe(reply)))
+            return .failure(UnreadableRoomData(why: RedisRoomStore.describe(reply)))
         }
         guard let revision = StoredRevision.parse(field: parts[0]) else {
-            return .failure(Unreadable(why: "its revision \(RedisRoomStore.describe(parts[0])) is not one this daemon can take"))
+            return .failure(UnreadableRoomData(why: "its revision \(RedisRoomStore.describe(parts[0])) is not one this daemon can take"))
         }
         return .success(StoredRoomHash(revision: revision, route: parts[1].text ?? "", tag: parts[2].text ?? ""))
     }
+}
+
+/// Why what Redis holds for a room cannot be taken (logged, and the room set aside).
+struct UnreadableRoomData: Error, Equatable {
+    var why: String
 }
