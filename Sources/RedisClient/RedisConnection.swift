@@ -11,7 +11,7 @@ import UVLoop
 /// and this object is finished. The owner makes a new one (with backoff).
 ///
 /// Must be used on the loop thread only.
-public final class RedisConnection {
+public final class RedisConnection: RedisLink {
     public typealias ReplyHandler = (RedisReply?) -> Void
 
     /// A command that gets no reply within this long is taken as a hung
@@ -98,11 +98,7 @@ public final class RedisConnection {
     /// Sends one command. Returns false (and never calls `then`) when the
     /// connection is not ready; otherwise `then` runs once with the reply, or
     /// with nil if the connection is lost first.
-    @discardableResult
-    public func send(_ arguments: [String], then: @escaping ReplyHandler) -> Bool {
-        send(arguments.map { Array($0.utf8) }, then: then)
-    }
-
+    /// (Text arguments: `RedisLink.send(_:then:)`.)
     @discardableResult
     public func send(_ arguments: [[UInt8]], then: @escaping ReplyHandler) -> Bool {
         guard isReady, !isGone, let context else { return false }

@@ -7,16 +7,20 @@ import CHiredis
 ///
 /// A malformed stream cannot be read past: the first error is reported by
 /// every later `next()` (a connection that sees one is dropped).
-public final class RedisReplyReader {
+///
+/// Internal: no product code reads replies this way (hiredis does it inside
+/// `RedisConnection`); the tests reach it with `@testable import`, and the
+/// fuzz target compiles this file into itself (Fuzz/run.sh).
+final class RedisReplyReader {
     /// Why the stream cannot be read, in hiredis's words.
-    public struct Malformed: Error, Equatable, CustomStringConvertible {
-        public let description: String
+    struct Malformed: Error, Equatable, CustomStringConvertible {
+        let description: String
     }
 
     private let reader: UnsafeMutablePointer<redisReader>
     private var failure: Malformed?
 
-    public init() {
+    init() {
         guard let reader = redisReaderCreate() else { fatalError("hiredis could not allocate a reader") }
         self.reader = reader
     }
@@ -24,7 +28,7 @@ public final class RedisReplyReader {
     deinit { redisReaderFree(reader) }
 
     /// Bytes as they arrived; any split is fine.
-    public func feed(_ bytes: some Collection<UInt8>) {
+    func feed(_ bytes: some Collection<UInt8>) {
         guard failure == nil, !bytes.isEmpty else { return }
         let fed = bytes.withContiguousStorageIfAvailable { buffer in
             buffer.withMemoryRebound(to: CChar.self) { redisReaderFeed(reader, $0.baseAddress, $0.count) }
@@ -35,7 +39,7 @@ public final class RedisReplyReader {
     }
 
     /// The next complete reply, nil while the bytes fed so far hold none.
-    public func next() throws(Malformed) -> RedisReply? {
+    func next() throws(Malformed) -> RedisReply? {
         if let failure { throw failure }
         var raw: UnsafeMutableRawPointer?
         guard redisReaderGetReply(reader, &raw) == REDIS_OK else {
