@@ -143,6 +143,10 @@ final class ClientLink: Connection, WebByteStream {
     private func deliver(_ bytes: some Collection<UInt8>, _ server: Server, _ session: Session) {
         if let passage, !passage.speaksLineProtocol {
             passage.received(bytes)
+            // A line-protocol connection needs the door no more: freeing it
+            // (and its sniff buffer) keeps each idle client's memory at what
+            // it was before the door was an object of its own.
+            if passage.speaksLineProtocol { self.passage = nil }
         } else {
             server.receive(bytes, from: session)
         }
