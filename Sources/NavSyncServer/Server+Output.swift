@@ -173,7 +173,7 @@ extension Server {
             }
             if session.endReason != nil {
                 finishEnding(session, graceful: true)
-            } else if session.readingPaused && !session.pausedForStore && !session.linesHeldForOutput
+            } else if session.readingPaused && !session.changes.pausedForStore && !session.linesHeldForOutput
                         && session.pendingBytes <= config.limits.maxPendingBytes / 2 {
                 session.readingPaused = false
                 session.connection.resumeReading()

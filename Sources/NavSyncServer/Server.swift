@@ -126,7 +126,7 @@ public final class Server {
         session.framer.append(bytes)
         runFrames(session)
         applyBackpressure(session)
-        if session.waitingForStore { pauseIfHeldBehindStore(session) }
+        if session.changes.waitingForStore { pauseIfHeldBehindStore(session) }
     }
 
     /// Runs the session's complete lines until one waits for the store;
@@ -137,10 +137,10 @@ public final class Server {
     /// that pipelines requests for big answers and never reads holds at most
     /// the bound plus one reply (see Server+HeldLines).
     func runFrames(_ session: Session) {
-        let outer = session.isRunningLines
-        session.isRunningLines = true
-        defer { session.isRunningLines = outer }
-        while !session.isClosing && !session.waitingForStore {
+        let outer = session.changes.isRunningLines
+        session.changes.isRunningLines = true
+        defer { session.changes.isRunningLines = outer }
+        while !session.isClosing && !session.changes.waitingForStore {
             if session.pendingBytes > limits.maxPendingBytes {
                 if session.framer.bufferedByteCount > 0 { holdLinesForOutput(session) }
                 return
@@ -159,20 +159,20 @@ public final class Server {
     /// answer are not sent, and the connection is closed.
     public func inputEnded(_ session: Session) {
         guard !session.isClosing else { return }
-        if session.waitingForStore || session.changesInFlight > 0 || session.linesHeldForOutput {
+        if !session.changes.isIdle || session.linesHeldForOutput {
             // Its last lines run once the store has answered, or its output has drained.
-            session.inputEndedWhileWaiting = true
+            session.changes.inputEndedWhileWaiting = true
             return
         }
         if let frame = session.framer.finish() {
-            let outer = session.isRunningLines
-            session.isRunningLines = true
+            let outer = session.changes.isRunningLines
+            session.changes.isRunningLines = true
             handle(frame, from: session)
-            session.isRunningLines = outer
+            session.changes.isRunningLines = outer
         }
         guard !session.isClosing else { return }
-        if session.waitingForStore || session.changesInFlight > 0 {
-            session.inputEndedWhileWaiting = true
+        if !session.changes.isIdle {
+            session.changes.inputEndedWhileWaiting = true
             return
         }
         skipOwedEvents(session)
@@ -217,10 +217,10 @@ public final class Server {
     }
 
     func run(_ command: Command, for session: Session) {
-        if session.changesInFlight > 0 && !mayRunBesideChangesInFlight(command, session) {
+        if session.changes.changesInFlight > 0
+            && !session.changes.mayRunBesideChangesInFlight(command, storeIsAvailable: store.unavailableReason == nil) {
             // Its answer must follow theirs: it runs once they are answered.
-            session.commandBehindChanges = command
-            session.waitingForStore = true
+            session.changes.holdBehindChanges(command)
             return
         }
         if !session.authenticated && !command.allowedBeforeAuth {
@@ -241,7 +241,7 @@ public final class Server {
             reply(session, Wire.state(state(of: session.room)))
         case .mutate(let mutation, let expected):
             submit(ChangeRequest(room: session.room, mutation: mutation, ifRevision: expected, session: session,
-                                 ticket: session.nextTicket))
+                                 ticket: session.changes.nextTicket))
         case .watch(let after):
             watch(session, after: after)
         case .unwatch:
