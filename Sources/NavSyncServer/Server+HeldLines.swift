@@ -15,7 +15,7 @@ extension Server {
             session.linesHeldForOutput = true
             sessionsHoldingLines.append(session)
         }
-        applyBackpressure(session)
+        fanOut.applyBackpressure(session)
     }
 
     /// Runs at the start of every flush: sessions whose output has drained
@@ -67,6 +67,6 @@ extension Server {
     /// pauses until the output drains, exactly as for replies.
     public func outputQueuedOutsideLines(for session: Session) {
         guard !session.isClosing else { return }
-        applyBackpressure(session)
+        fanOut.applyBackpressure(session)
     }
 }

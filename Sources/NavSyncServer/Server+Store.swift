@@ -62,12 +62,12 @@ extension Server: RoomStoreDelegate {
             // Not yet durable (batched fsync): tagged, to be taken back if the fsync fails.
             let batch = store.holdsUndurableChanges
                 ? noteUndurable(roomName: change.room, previous: rooms[change.room]?.state) : 0
-            reply(session, Wire.ok(state.revision), unsyncedBatch: batch)
+            fanOut.reply(session, Wire.ok(state.revision), unsyncedBatch: batch)
             roomChanged(change.room, to: state, op: change.mutation.op)
         case .unchanged(let revision):
-            reply(session, Wire.ok(revision))
+            fanOut.reply(session, Wire.ok(revision))
         case .refused(let error):
-            reply(session, Wire.error(error))
+            fanOut.reply(session, Wire.error(error))
         }
     }
 
@@ -109,7 +109,7 @@ extension Server: RoomStoreDelegate {
         room.state = state
         let event = Wire.event(state, op: op)
         room.history.append(event, revision: state.revision)
-        broadcast(event, to: room)
+        fanOut.broadcast(event, to: room)
     }
 
     public func roomReplaced(_ name: String, with state: RoomState?) {
@@ -122,9 +122,9 @@ extension Server: RoomStoreDelegate {
         // Every watcher is owed a fresh STATE: the events between what it
         // has and the new state are not known, so none are sent.
         for watcher in room.watchers where !watcher.isClosing {
-            takeOwedEvents(watcher)
+            fanOut.takeOwedEvents(watcher)
             watcher.owesResync = true
-            markDirty(watcher)
+            fanOut.markDirty(watcher)
         }
         dropIfIdle(name)
     }

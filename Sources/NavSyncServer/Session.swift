@@ -39,7 +39,7 @@ public final class Session {
     var eventCursor = 0
     var eventTurn: UInt64 = 0
     var inDirtyList = false
-    /// In `Server.backlogged`: the transport held unsent output after a flush.
+    /// In `FanOut.backlogged`: the transport held unsent output after a flush.
     var inBacklogList = false
     /// Its changes with the store, and what waits for them (tickets, early
     /// outcomes, the command behind them).
@@ -58,7 +58,7 @@ public final class Session {
         /// Events may be dropped for a slow watcher; replies never are.
         var isEvent: Bool
         /// Non-zero for the `OK` of a change not yet fsynced, and for its
-        /// event, if taken early: the batch (`Server.unsyncedBatch`) whose
+        /// event, if taken early: the batch (`FanOut.unsyncedBatch`) whose
         /// failed fsync turns the `OK` into `ERR internal` and drops the event.
         var unsyncedBatch: UInt64 = 0
     }
