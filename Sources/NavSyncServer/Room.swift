@@ -14,7 +14,7 @@ final class Room {
     /// The events of the current loop turn, in revision order, shared by
     /// every watcher: a watcher owes the ones after its cursor
     /// (`Session.eventCursor`). Broadcasting appends here once per event
-    /// instead of once per watcher; `Server.flush` hands them out and ends
+    /// instead of once per watcher; `FanOut.flush` hands them out and ends
     /// the turn.
     private(set) var turnEvents: [[UInt8]] = []
     /// Bytes before each of `turnEvents`, and in all of them.

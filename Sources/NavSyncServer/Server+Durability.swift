@@ -24,19 +24,19 @@ extension Server {
     /// returns the tag for its `OK`.
     func noteUndurable(roomName: String, previous: RoomState?) -> UInt64 {
         if unsyncedChanges.isEmpty {
-            figuresBeforeUnsynced = (eventsOut, changesMade - 1)
+            figuresBeforeUnsynced = (fanOut.eventsOut, changesMade - 1)
         }
         let room = room(named: roomName)
         unsyncedChanges.append(UnsyncedChange(roomName: roomName, room: room, previous: previous))
         if room.firstUnsyncedEvent == nil { room.firstUnsyncedEvent = room.turnEvents.count }
-        return unsyncedBatch
+        return fanOut.unsyncedBatch
     }
 
     public func undurableChangesSettled(durable: Bool) {
         if !durable { undoUnsyncedChanges() }
         for change in unsyncedChanges { change.room.firstUnsyncedEvent = nil }
         unsyncedChanges.removeAll(keepingCapacity: true)
-        unsyncedBatch &+= 1
+        fanOut.unsyncedBatch &+= 1
     }
 
     private func undoUnsyncedChanges() {
@@ -56,14 +56,14 @@ extension Server {
         // Every output of the batch is still queued: nothing leaves before
         // the fsync. Its OKs become refusals; its events go.
         let refusal = Wire.error(ProtocolError(.internal, "could not make the state file durable; nothing was changed"))
-        for session in dirty where session.outbox.contains(where: { $0.unsyncedBatch == unsyncedBatch }) {
+        for session in fanOut.dirty where session.outbox.contains(where: { $0.unsyncedBatch == fanOut.unsyncedBatch }) {
             session.outbox = session.outbox.compactMap { output in
-                guard output.unsyncedBatch == unsyncedBatch else { return output }
+                guard output.unsyncedBatch == fanOut.unsyncedBatch else { return output }
                 return output.isEvent ? nil : Session.Output(bytes: refusal, isEvent: false)
             }
             session.outboxBytes = session.outbox.reduce(0) { $0 + $1.bytes.count }
         }
-        (eventsOut, changesMade) = figuresBeforeUnsynced
+        (fanOut.eventsOut, changesMade) = figuresBeforeUnsynced
         for change in unsyncedChanges { dropIfIdle(change.roomName) }
     }
 }

@@ -20,14 +20,14 @@ extension Server {
             .gauge("rooms", roomsWithState, help: "Rooms that have been changed at least once."),
             .gauge("rev", room.map { state(of: $0).revision } ?? 0,
                    help: "The revision of the asking connection's room.", scope: .askingRoom),
-            .counter("events_out", eventsOut,
+            .counter("events_out", fanOut.eventsOut,
                      help: "EVENT lines handed to connections, less those later dropped for a slow watcher."),
-            .counter("resyncs", resyncs, help: "STATE lines sent because a watcher fell behind."),
+            .counter("resyncs", fanOut.resyncs, help: "STATE lines sent because a watcher fell behind."),
             .counter("commands", commandsHandled, help: "Command lines answered, errors included."),
             .gauge("live_sessions", liveSessions.value, help: "Per-connection session objects still in memory."),
             .gauge("live_links", liveLinks.value, help: "Per-connection link objects still in memory."),
             // Counted now: the figure the flush keeps is an upper bound while sockets drain.
-            .gauge("output_held", backlogged.reduce(0) { $0 + ($1.isEnded ? 0 : $1.pendingBytes) },
+            .gauge("output_held", fanOut.backlogged.reduce(0) { $0 + ($1.isEnded ? 0 : $1.pendingBytes) },
                    help: "Bytes of output held for all connections, not yet taken by their sockets."),
             .counter("changes", changesMade, help: "New revisions made through this daemon."),
             .word("room", room ?? "", help: "The asking connection's room.", scope: .askingRoom),
@@ -53,4 +53,10 @@ extension Server {
     public func metricsText() -> String {
         figures(askedBy: nil).metricsText
     }
+
+    /// STATS `resyncs`, kept by the fan-out.
+    var resyncs: UInt64 { fanOut.resyncs }
+
+    /// The output held for all connections as of the last flush (see FanOut+OutputBudget).
+    var heldOutputBytes: Int { fanOut.heldOutputBytes }
 }

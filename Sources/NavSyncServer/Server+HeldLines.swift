@@ -15,7 +15,7 @@ extension Server {
             session.linesHeldForOutput = true
             sessionsHoldingLines.append(session)
         }
-        applyBackpressure(session)
+        fanOut.applyBackpressure(session)
     }
 
     /// Runs at the start of every flush: sessions whose output has drained
@@ -35,12 +35,12 @@ extension Server {
                 continue
             }
             runFrames(session)
-            if session.waitingForStore { pauseIfHeldBehindStore(session) }
+            if session.changes.waitingForStore { pauseIfHeldBehindStore(session) }
             guard !session.linesHeldForOutput, !session.isClosing else { continue }
-            if session.inputEndedWhileWaiting && !session.waitingForStore && session.changesInFlight == 0 {
-                session.inputEndedWhileWaiting = false
+            if session.changes.inputEndedWhileWaiting && session.changes.isIdle {
+                session.changes.inputEndedWhileWaiting = false
                 inputEnded(session)
-            } else if session.readingPaused && !session.pausedForStore && session.pendingBytes <= resumeAt {
+            } else if session.readingPaused && !session.changes.pausedForStore && session.pendingBytes <= resumeAt {
                 // Nothing it ran may have made output (a half line): reading
                 // must not wait for a flush that has nothing to send.
                 session.readingPaused = false
@@ -67,6 +67,6 @@ extension Server {
     /// pauses until the output drains, exactly as for replies.
     public func outputQueuedOutsideLines(for session: Session) {
         guard !session.isClosing else { return }
-        applyBackpressure(session)
+        fanOut.applyBackpressure(session)
     }
 }

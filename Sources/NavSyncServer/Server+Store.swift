@@ -15,42 +15,22 @@ extension Server: RoomStoreDelegate {
         ChangeRules(catalog: catalog, maxDepth: limits.maxDepth, maxRooms: limits.maxRooms)
     }
 
-    /// Changes of one session in flight at once, at most: past it, its
-    /// lines wait (memory per connection stays bounded however much it pipelines).
-    static let maxChangesInFlightPerSession = 128
+    /// Changes of one session in flight at once, at most (see `ChangePipeline`).
+    static let maxChangesInFlightPerSession = ChangePipeline.maxChangesInFlight
 
     /// Hands a change to the store; while the store takes changes behind it
     /// (pipelining), the session's next lines keep running.
     func submit(_ change: ChangeRequest) {
         let session = change.session
-        session.nextTicket += 1
-        session.changesInFlight += 1
-        session.waitingForStore = true
+        _ = session.changes.takeTicket()
         store.submit(change)
-        let stillInFlight = change.ticket >= session.nextTicketToAnswer && session.earlyOutcomes[change.ticket] == nil
-        session.nextChangeMayFollow = !stillInFlight || store.mayPipeline(after: change)
-        updateWaiting(session)
-    }
-
-    /// Whether `command` may run while the session's changes are in flight:
-    /// only another change, taken behind them by the store. Anything else
-    /// (its answer could show state or must come after theirs) waits.
-    func mayRunBesideChangesInFlight(_ command: Command, _ session: Session) -> Bool {
-        guard case .mutate = command else { return false }
-        return session.nextChangeMayFollow && session.commandBehindChanges == nil
-            && session.changesInFlight < Self.maxChangesInFlightPerSession && store.unavailableReason == nil
-    }
-
-    private func updateWaiting(_ session: Session) {
-        session.waitingForStore = session.changesInFlight > 0
-            && (!session.nextChangeMayFollow || session.commandBehindChanges != nil
-                || session.changesInFlight >= Self.maxChangesInFlightPerSession)
+        let mayFollow = !session.changes.isInFlight(ticket: change.ticket) || store.mayPipeline(after: change)
+        session.changes.submitted(nextChangeMayFollow: mayFollow)
     }
 
     public func changeFinished(_ change: ChangeRequest, _ outcome: ChangeOutcome) {
         let session = change.session
-        session.changesInFlight -= 1
-        if change.ticket != session.nextTicketToAnswer {
+        if !session.changes.storeAnswered(change) {
             // An earlier change of this session is still in flight: its answer goes first.
             var held = outcome
             if case .applied(let state) = outcome {
@@ -60,19 +40,16 @@ extension Server: RoomStoreDelegate {
                 roomChanged(change.room, to: state, op: change.mutation.op)
                 held = .unchanged(revision: state.revision)
             }
-            session.earlyOutcomes[change.ticket] = (change, held)
+            session.changes.holdEarly(change, held)
         } else {
             answer(change, outcome)
-            session.nextTicketToAnswer += 1
-            while let (next, held) = session.earlyOutcomes.removeValue(forKey: session.nextTicketToAnswer) {
+            while let (next, held) = session.changes.answerSent() {
                 answer(next, held)
-                session.nextTicketToAnswer += 1
             }
         }
-        if session.changesInFlight == 0 { session.nextChangeMayFollow = false }
-        updateWaiting(session)
+        session.changes.settle()
         // A store that answered inside `submit` leaves the rest to the loop already running the lines.
-        guard !session.isRunningLines else { return }
+        guard !session.changes.isRunningLines else { return }
         continueAfterStore(session)
     }
 
@@ -85,12 +62,12 @@ extension Server: RoomStoreDelegate {
             // Not yet durable (batched fsync): tagged, to be taken back if the fsync fails.
             let batch = store.holdsUndurableChanges
                 ? noteUndurable(roomName: change.room, previous: rooms[change.room]?.state) : 0
-            reply(session, Wire.ok(state.revision), unsyncedBatch: batch)
+            fanOut.reply(session, Wire.ok(state.revision), unsyncedBatch: batch)
             roomChanged(change.room, to: state, op: change.mutation.op)
         case .unchanged(let revision):
-            reply(session, Wire.ok(revision))
+            fanOut.reply(session, Wire.ok(revision))
         case .refused(let error):
-            reply(session, Wire.error(error))
+            fanOut.reply(session, Wire.error(error))
         }
     }
 
@@ -98,17 +75,15 @@ extension Server: RoomStoreDelegate {
     /// lines behind it, then what waited behind them.
     private func continueAfterStore(_ session: Session) {
         guard !session.isEnded else { return }
-        if session.changesInFlight == 0, let command = session.commandBehindChanges {
-            session.commandBehindChanges = nil
-            updateWaiting(session)
-            let outer = session.isRunningLines
-            session.isRunningLines = true
+        if let command = session.changes.takeCommandBehindChanges() {
+            let outer = session.changes.isRunningLines
+            session.changes.isRunningLines = true
             run(command, for: session)
-            session.isRunningLines = outer
+            session.changes.isRunningLines = outer
         }
         runFrames(session)
-        if !session.waitingForStore && session.changesInFlight == 0 && session.inputEndedWhileWaiting {
-            session.inputEndedWhileWaiting = false
+        if session.changes.isIdle && session.changes.inputEndedWhileWaiting {
+            session.changes.inputEndedWhileWaiting = false
             inputEnded(session)
         }
         pauseIfHeldBehindStore(session)
@@ -118,12 +93,12 @@ extension Server: RoomStoreDelegate {
     /// they have run (unless the output backpressure still holds it).
     func pauseIfHeldBehindStore(_ session: Session) {
         guard !session.isClosing else { return }
-        let hold = session.waitingForStore && session.framer.bufferedByteCount > Self.heldInputBytesBeforePause
-        if hold && !session.pausedForStore {
-            session.pausedForStore = true
+        let hold = session.changes.waitingForStore && session.framer.bufferedByteCount > Self.heldInputBytesBeforePause
+        if hold && !session.changes.pausedForStore {
+            session.changes.pausedForStore = true
             session.connection.pauseReading()
-        } else if !hold && session.pausedForStore {
-            session.pausedForStore = false
+        } else if !hold && session.changes.pausedForStore {
+            session.changes.pausedForStore = false
             if !session.readingPaused { session.connection.resumeReading() }
         }
     }
@@ -134,7 +109,7 @@ extension Server: RoomStoreDelegate {
         room.state = state
         let event = Wire.event(state, op: op)
         room.history.append(event, revision: state.revision)
-        broadcast(event, to: room)
+        fanOut.broadcast(event, to: room)
     }
 
     public func roomReplaced(_ name: String, with state: RoomState?) {
@@ -147,9 +122,9 @@ extension Server: RoomStoreDelegate {
         // Every watcher is owed a fresh STATE: the events between what it
         // has and the new state are not known, so none are sent.
         for watcher in room.watchers where !watcher.isClosing {
-            takeOwedEvents(watcher)
+            fanOut.takeOwedEvents(watcher)
             watcher.owesResync = true
-            markDirty(watcher)
+            fanOut.markDirty(watcher)
         }
         dropIfIdle(name)
     }

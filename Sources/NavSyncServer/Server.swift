@@ -22,31 +22,17 @@ public final class Server {
     var roomsWithState = 0
     var sessions: [ObjectIdentifier: Session] = [:]
     private var nextSessionID = 1
-    var dirty: [Session] = []
-    /// Rooms whose `turnEvents` are not empty; their turn ends in `flush`.
-    var roomsWithTurnEvents: [Room] = []
+    /// Output queues, the turn's events, the flush and the output budget.
+    let fanOut: FanOut
     var watchersTotal = 0
-    /// Sessions whose transport held unsent output after a flush: where the
-    /// output memory is (see Server+OutputBudget).
-    var backlogged: [Session] = []
-    /// A session in `backlogged` has ended since the last recount.
-    var backlogHoldsEnded = false
-    /// Output the transports hold for all sessions, as of the last flush
-    /// (kept up to date during a flush; drains between flushes are seen at
-    /// the next count). Compared with `--max-output-memory`.
-    var heldOutputBytes = 0
     /// Sessions whose lines wait for their output to drain (Server+HeldLines).
     var sessionsHoldingLines: [Session] = []
 
-    // Figures for STATS.
-    var eventsOut: UInt64 = 0
-    var resyncs: UInt64 = 0
+    // Figures for STATS (the output's own are the fan-out's).
     var commandsHandled: UInt64 = 0
 
     // Changes not yet fsynced (`--fsync batch`), see Server+Durability.
     var unsyncedChanges: [UnsyncedChange] = []
-    /// Tags the outputs of the current unsynced batch; moves on when it is settled.
-    var unsyncedBatch: UInt64 = 1
     /// `eventsOut` and `changesMade` before the current unsynced batch.
     var figuresBeforeUnsynced: (eventsOut: UInt64, changes: UInt64) = (0, 0)
     /// Sessions still in memory, open or not; back to the open ones once
@@ -92,11 +78,14 @@ public final class Server {
         self.store = store
         self.log = log
         self.secondsSinceStart = secondsSinceStart
+        self.fanOut = FanOut(limits: config.limits, log: log)
         for (name, state) in loaded {
             rooms[name] = Room(state: state, limits: config.limits)
         }
         roomsWithState = loaded.count
         store.delegate = self
+        fanOut.currentState = { [unowned self] session in state(of: session.room) }
+        fanOut.finishEnding = { [unowned self] session in finishEnding(session, graceful: true) }
     }
 
     // MARK: - Connections
@@ -111,7 +100,7 @@ public final class Server {
         nextSessionID += 1
         guard sessions.count < limits.maxClients else {
             log.warn("\(session.label) refused: \(limits.maxClients) connections already open")
-            reply(session, Wire.error(ProtocolError(.busy, "too many connections (max \(limits.maxClients)); try again later")))
+            fanOut.reply(session, Wire.error(ProtocolError(.busy, "too many connections (max \(limits.maxClients)); try again later")))
             session.endReason = .busy
             return session
         }
@@ -125,8 +114,8 @@ public final class Server {
         guard !session.isClosing else { return }
         session.framer.append(bytes)
         runFrames(session)
-        applyBackpressure(session)
-        if session.waitingForStore { pauseIfHeldBehindStore(session) }
+        fanOut.applyBackpressure(session)
+        if session.changes.waitingForStore { pauseIfHeldBehindStore(session) }
     }
 
     /// Runs the session's complete lines until one waits for the store;
@@ -137,10 +126,10 @@ public final class Server {
     /// that pipelines requests for big answers and never reads holds at most
     /// the bound plus one reply (see Server+HeldLines).
     func runFrames(_ session: Session) {
-        let outer = session.isRunningLines
-        session.isRunningLines = true
-        defer { session.isRunningLines = outer }
-        while !session.isClosing && !session.waitingForStore {
+        let outer = session.changes.isRunningLines
+        session.changes.isRunningLines = true
+        defer { session.changes.isRunningLines = outer }
+        while !session.isClosing && !session.changes.waitingForStore {
             if session.pendingBytes > limits.maxPendingBytes {
                 if session.framer.bufferedByteCount > 0 { holdLinesForOutput(session) }
                 return
@@ -159,24 +148,24 @@ public final class Server {
     /// answer are not sent, and the connection is closed.
     public func inputEnded(_ session: Session) {
         guard !session.isClosing else { return }
-        if session.waitingForStore || session.changesInFlight > 0 || session.linesHeldForOutput {
+        if !session.changes.isIdle || session.linesHeldForOutput {
             // Its last lines run once the store has answered, or its output has drained.
-            session.inputEndedWhileWaiting = true
+            session.changes.inputEndedWhileWaiting = true
             return
         }
         if let frame = session.framer.finish() {
-            let outer = session.isRunningLines
-            session.isRunningLines = true
+            let outer = session.changes.isRunningLines
+            session.changes.isRunningLines = true
             handle(frame, from: session)
-            session.isRunningLines = outer
+            session.changes.isRunningLines = outer
         }
         guard !session.isClosing else { return }
-        if session.waitingForStore || session.changesInFlight > 0 {
-            session.inputEndedWhileWaiting = true
+        if !session.changes.isIdle {
+            session.changes.inputEndedWhileWaiting = true
             return
         }
-        skipOwedEvents(session)
-        end(session, .peerClosed)
+        fanOut.skipOwedEvents(session)
+        fanOut.end(session, .peerClosed)
     }
 
     /// The transport failed; nothing more can be sent.
@@ -191,7 +180,7 @@ public final class Server {
     /// The transport has sent everything it held for this session.
     public func writeQueueDrained(_ session: Session) {
         guard !session.isEnded, session.owesResync || session.readingPaused else { return }
-        markDirty(session)
+        fanOut.markDirty(session)
     }
 
     // MARK: - Lines and commands
@@ -199,7 +188,7 @@ public final class Server {
     private func handle(_ frame: LineFramer.Frame, from session: Session) {
         switch frame {
         case .tooLong:
-            reply(session, Wire.error(ProtocolError(.lineTooLong, "line longer than \(limits.maxLineBytes) bytes; discarded")))
+            fanOut.reply(session, Wire.error(ProtocolError(.lineTooLong, "line longer than \(limits.maxLineBytes) bytes; discarded")))
         case .line(let line):
             // Unauthenticated, the verb is judged before the arguments (see `parse`).
             guard let parsed = parser.parse(line, authenticated: session.authenticated) else { return }
@@ -209,7 +198,7 @@ public final class Server {
             }
             switch parsed {
             case .failure(let error):
-                reply(session, Wire.error(error))
+                fanOut.reply(session, Wire.error(error))
             case .success(let command):
                 run(command, for: session)
             }
@@ -217,19 +206,19 @@ public final class Server {
     }
 
     func run(_ command: Command, for session: Session) {
-        if session.changesInFlight > 0 && !mayRunBesideChangesInFlight(command, session) {
+        if session.changes.changesInFlight > 0
+            && !session.changes.mayRunBesideChangesInFlight(command, storeIsAvailable: store.unavailableReason == nil) {
             // Its answer must follow theirs: it runs once they are answered.
-            session.commandBehindChanges = command
-            session.waitingForStore = true
+            session.changes.holdBehindChanges(command)
             return
         }
         if !session.authenticated && !command.allowedBeforeAuth {
-            reply(session, Wire.error(CommandParser.authRequired))
+            fanOut.reply(session, Wire.error(CommandParser.authRequired))
             return
         }
         if command.needsRoomState, let why = unavailableReason(for: command, of: session) {
             // Nothing moves: a refused JOIN stays put, a refused WATCH does not subscribe.
-            reply(session, Wire.error(ProtocolError(.unavailable, why)))
+            fanOut.reply(session, Wire.error(ProtocolError(.unavailable, why)))
             return
         }
         if case .mutate = command {} else if store.holdsUndurableChanges {
@@ -238,39 +227,39 @@ public final class Server {
         }
         switch command {
         case .get:
-            reply(session, Wire.state(state(of: session.room)))
+            fanOut.reply(session, Wire.state(state(of: session.room)))
         case .mutate(let mutation, let expected):
             submit(ChangeRequest(room: session.room, mutation: mutation, ifRevision: expected, session: session,
-                                 ticket: session.nextTicket))
+                                 ticket: session.changes.nextTicket))
         case .watch(let after):
             watch(session, after: after)
         case .unwatch:
             stopWatching(session)
-            reply(session, Wire.ok(state(of: session.room).revision))
+            fanOut.reply(session, Wire.ok(state(of: session.room).revision))
         case .join(let name):
             join(session, name)
-            reply(session, Wire.state(state(of: name)))
+            fanOut.reply(session, Wire.state(state(of: name)))
         case .screens:
-            reply(session, Wire.screens(catalog))
+            fanOut.reply(session, Wire.screens(catalog))
         case .messages:
-            reply(session, Wire.messages(catalog))
+            fanOut.reply(session, Wire.messages(catalog))
         case .stats:
-            reply(session, Wire.stats(figures(for: session)))
+            fanOut.reply(session, Wire.stats(figures(for: session)))
         case .rooms:
             // Sorted, so the listing is stable and a script can diff it.
             let held = rooms.compactMap { name, room in room.state.map { (name: name, state: $0) } }
-            reply(session, Wire.rooms(held.sorted { $0.name < $1.name }))
+            fanOut.reply(session, Wire.rooms(held.sorted { $0.name < $1.name }))
         case .ping(let text):
-            reply(session, Wire.pong(text))
+            fanOut.reply(session, Wire.pong(text))
         case .hello:
-            reply(session, Wire.hello(serverVersion: config.version))
+            fanOut.reply(session, Wire.hello(serverVersion: config.version))
         case .auth(let token):
             authenticate(session, token)
         case .quit:
-            reply(session, Wire.bye)
-            end(session, .quit)
+            fanOut.reply(session, Wire.bye)
+            fanOut.end(session, .quit)
         case .help:
-            reply(session, Wire.help())
+            fanOut.reply(session, Wire.help())
         }
     }
 
@@ -287,19 +276,19 @@ public final class Server {
 
     private func authenticate(_ session: Session, _ token: String) {
         guard let expected = config.token else {
-            reply(session, Wire.error(ProtocolError(.badArgs, "this daemon has no token; AUTH is not needed")))
+            fanOut.reply(session, Wire.error(ProtocolError(.badArgs, "this daemon has no token; AUTH is not needed")))
             return
         }
         if Self.constantTimeEqual(Array(token.utf8), Array(expected.utf8)) {
             session.authenticated = true
-            reply(session, Wire.ok(state(of: session.room).revision))
+            fanOut.reply(session, Wire.ok(state(of: session.room).revision))
             return
         }
         session.failedAuths += 1
         log.warn("\(session.label) failed AUTH (\(session.failedAuths) of \(Limits.authAttemptsBeforeClose))")
-        reply(session, Wire.error(ProtocolError(.authFailed, "wrong token")))
+        fanOut.reply(session, Wire.error(ProtocolError(.authFailed, "wrong token")))
         if session.failedAuths >= Limits.authAttemptsBeforeClose {
-            end(session, .authFailed)
+            fanOut.end(session, .authFailed)
         }
     }
 
@@ -342,16 +331,16 @@ public final class Server {
         guard let revision,
               let missed = rooms[session.room]?.history.events(after: revision, current: current.revision)
                 ?? (revision == current.revision ? [] : nil) else {
-            reply(session, Wire.state(current))
+            fanOut.reply(session, Wire.state(current))
             return
         }
-        reply(session, Wire.continued(after: revision))
+        fanOut.reply(session, Wire.continued(after: revision))
         for event in missed {
             // Counted as handed out before it is queued: queuing it may drop
             // it again (and every other queued event) for --max-pending.
-            noteEventsReplayed(1)
-            guard queueEvent(session, event) else {
-                noteEventsSkipped(1)
+            fanOut.noteEventsReplayed(1)
+            guard fanOut.queueEvent(session, event) else {
+                fanOut.noteEventsSkipped(1)
                 break
             }
         }
@@ -365,17 +354,13 @@ public final class Server {
         session.watching = true
         let room = room(named: session.room)
         room.addWatcher(session)
-        // Events already broadcast this turn are not for it: its STATE reply shows them.
-        session.watchedRoom = room
-        session.eventTurn = room.turn
-        session.eventCursor = room.turnEvents.count
-        markDirty(session)
+        fanOut.follow(session, room)
         watchersTotal += 1
     }
 
     func stopWatching(_ session: Session) {
         // Events broadcast before it stopped watching are still its to receive.
-        takeOwedEvents(session)
+        fanOut.takeOwedEvents(session)
         session.owesResync = false
         session.watchedRoom = nil
         guard session.watching else { return }
@@ -396,30 +381,6 @@ public final class Server {
         if wasWatching { startWatching(session) }
     }
 
-    /// Encode once, queue once: the event joins the room's list for this
-    /// turn, and `flush` hands the turn's events to each watcher as one
-    /// shared buffer. Watchers are marked dirty on the room's first event
-    /// of the turn only, so the cost per watcher does not grow with the
-    /// number of events in a turn.
-    func broadcast(_ event: [UInt8], to room: Room) {
-        guard !room.watchers.isEmpty else { return }
-        if room.turnEvents.isEmpty {
-            roomsWithTurnEvents.append(room)
-            for watcher in room.watchers { markDirty(watcher) }
-        }
-        room.appendTurnEvent(event)
-        // Counted here for every watcher; events a watcher ends up skipping are taken back off.
-        eventsOut += UInt64(room.watchers.count)
-    }
-
-    func currentState(of session: Session) -> RoomState { state(of: session.room) }
-
-    func noteEventsSkipped(_ count: Int) { eventsOut -= UInt64(count) }
-
-    func noteEventsReplayed(_ count: Int) { eventsOut += UInt64(count) }
-
-    func noteResync() { resyncs += 1 }
-
     /// Removes an ending session from its room and from the count; nothing
     /// is queued for it afterwards.
     func detach(_ session: Session) {
@@ -427,6 +388,39 @@ public final class Server {
         if sessions.removeValue(forKey: ObjectIdentifier(session)) != nil {
             dropIfIdle(session.room)
         }
+    }
+
+    /// Ends a session once its queued output has been handed over: it leaves
+    /// its room and the count, and its connection is closed.
+    func finishEnding(_ session: Session, graceful: Bool) {
+        guard !session.isEnded else { return }
+        session.isEnded = true
+        if session.inBacklogList { fanOut.backlogHoldsEnded = true }
+        detach(session)
+        let reason = session.endReason ?? .peerClosed
+        if reason == .busy {
+            log.debug("\(session.label) closed: \(reason)")
+        } else {
+            log.info("\(session.label) closed: \(reason)")
+        }
+        if graceful {
+            session.connection.closeAfterSending()
+        } else {
+            session.connection.close()
+        }
+    }
+
+    /// Runs once per loop turn, before the loop waits for IO: makes batched
+    /// journal appends durable (or undoes them), then writes each dirty session's output as
+    /// one batch.
+    public func flush() {
+        // Lines held while their session's output was over the bound run
+        // first, so their answers leave in this turn.
+        runLinesHeldForOutput()
+        // The turn's changes become durable, or are undone, before any of
+        // the turn's output leaves.
+        store.endOfTurn()
+        fanOut.flush()
     }
 
     // MARK: - Reload and shutdown
@@ -464,7 +458,7 @@ public final class Server {
         }
         var told = 0
         for session in sessions.values where session.watching && !session.isClosing {
-            reply(session, Wire.catalogChanged)
+            fanOut.reply(session, Wire.catalogChanged)
             told += 1
         }
         return .changed(watchersTold: told)
@@ -474,7 +468,7 @@ public final class Server {
     /// the journal durable and closes every session gracefully.
     public func shutdown() {
         for session in sessions.values where !session.isClosing {
-            reply(session, Wire.bye)
+            fanOut.reply(session, Wire.bye)
             session.endReason = .shutdown
         }
         flush()

@@ -39,32 +39,11 @@ public final class Session {
     var eventCursor = 0
     var eventTurn: UInt64 = 0
     var inDirtyList = false
-    /// In `Server.backlogged`: the transport held unsent output after a flush.
+    /// In `FanOut.backlogged`: the transport held unsent output after a flush.
     var inBacklogList = false
-    /// Lines wait in the framer until the store has answered this session's
-    /// changes in flight (a command that is not a change, a change the store
-    /// cannot take behind them, or too many of them).
-    var waitingForStore = false
-    /// Changes handed to the store and not answered yet, all for `room`
-    /// (a JOIN waits for them).
-    var changesInFlight = 0
-    /// The last change submitted lets the store take another one of this
-    /// session before it is answered.
-    var nextChangeMayFollow = false
-    /// The command read while changes were in flight that must wait for them.
-    var commandBehindChanges: Command?
-    /// Tickets: each change gets the next one; answers go out in ticket order.
-    var nextTicket: UInt64 = 0
-    var nextTicketToAnswer: UInt64 = 0
-    /// Outcomes the store gave before those of earlier changes, by ticket.
-    var earlyOutcomes: [UInt64: (ChangeRequest, ChangeOutcome)] = [:]
-    /// The server is running this session's lines (a store that answers
-    /// at once must not start running them again from inside).
-    var isRunningLines = false
-    /// Its input ended while a change was with the store.
-    var inputEndedWhileWaiting = false
-    /// Reading was paused because lines piled up behind a change in flight.
-    var pausedForStore = false
+    /// Its changes with the store, and what waits for them (tickets, early
+    /// outcomes, the command behind them).
+    var changes = ChangePipeline()
     /// Lines wait in the framer, unrun, because this session's output passed
     /// `--max-pending`; they run once it drains (Server+HeldLines).
     var linesHeldForOutput = false
@@ -79,7 +58,7 @@ public final class Session {
         /// Events may be dropped for a slow watcher; replies never are.
         var isEvent: Bool
         /// Non-zero for the `OK` of a change not yet fsynced, and for its
-        /// event, if taken early: the batch (`Server.unsyncedBatch`) whose
+        /// event, if taken early: the batch (`FanOut.unsyncedBatch`) whose
         /// failed fsync turns the `OK` into `ERR internal` and drops the event.
         var unsyncedBatch: UInt64 = 0
     }

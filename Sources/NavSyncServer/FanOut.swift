@@ -1,9 +1,86 @@
 import NavSyncCore
 
-/// Output side of the server: per-session queues, the slow-watcher policy,
-/// and the once-per-turn flush that turns a turn's output into one write per
-/// connection.
-extension Server {
+/// The fan-out scheduler: per-session output queues, the slow-watcher
+/// policy, the output budget (FanOut+OutputBudget), and the once-per-turn
+/// flush that turns a turn's output into one write per connection. An event
+/// is encoded once and queued once per room; each watcher of the room is
+/// handed the same buffer at the flush.
+///
+/// It knows sessions, rooms and connections, not commands: the server queues
+/// replies and events here, and is asked back (`currentState`,
+/// `finishEnding`) only for a resync's snapshot and a session that ends.
+/// A `final class` with stored fields read directly: the flush walks every
+/// dirty watcher (10,000 in a burst), with no dispatch per watcher.
+/// Must be used on the loop thread only.
+final class FanOut {
+    let limits: Limits
+    let log: Logger
+
+    /// Sessions with output to write, or events of their room to take, at the next flush.
+    var dirty: [Session] = []
+    /// Rooms whose `turnEvents` are not empty; their turn ends in `flush`.
+    var roomsWithTurnEvents: [Room] = []
+    /// Sessions whose transport held unsent output after a flush: where the
+    /// output memory is (see FanOut+OutputBudget).
+    var backlogged: [Session] = []
+    /// A session in `backlogged` has ended since the last recount.
+    var backlogHoldsEnded = false
+    /// Output the transports hold for all sessions, as of the last flush
+    /// (kept up to date during a flush; drains between flushes are seen at
+    /// the next count). Compared with `--max-output-memory`.
+    var heldOutputBytes = 0
+
+    // Figures for STATS.
+    var eventsOut: UInt64 = 0
+    var resyncs: UInt64 = 0
+
+    /// Tags the outputs of the current unsynced batch (`--fsync batch`, see
+    /// Server+Durability); moves on when it is settled.
+    var unsyncedBatch: UInt64 = 1
+
+    /// The snapshot a watcher owed a resync is sent: its room's state now.
+    /// Set once by the owner, before the first flush.
+    var currentState: ((Session) -> RoomState)!
+    /// A session whose output has been handed over and that is ending: the
+    /// owner detaches and closes it. Set once by the owner, before the first flush.
+    var finishEnding: ((Session) -> Void)!
+
+    init(limits: Limits, log: Logger) {
+        self.limits = limits
+        self.log = log
+    }
+
+    /// Encode once, queue once: the event joins the room's list for this
+    /// turn, and `flush` hands the turn's events to each watcher as one
+    /// shared buffer. Watchers are marked dirty on the room's first event
+    /// of the turn only, so the cost per watcher does not grow with the
+    /// number of events in a turn.
+    func broadcast(_ event: [UInt8], to room: Room) {
+        guard !room.watchers.isEmpty else { return }
+        if room.turnEvents.isEmpty {
+            roomsWithTurnEvents.append(room)
+            for watcher in room.watchers { markDirty(watcher) }
+        }
+        room.appendTurnEvent(event)
+        // Counted here for every watcher; events a watcher ends up skipping are taken back off.
+        eventsOut += UInt64(room.watchers.count)
+    }
+
+    /// The session has become one of `room`'s watchers.
+    func follow(_ session: Session, _ room: Room) {
+        // Events already broadcast this turn are not for it: its STATE reply shows them.
+        session.watchedRoom = room
+        session.eventTurn = room.turn
+        session.eventCursor = room.turnEvents.count
+        markDirty(session)
+    }
+
+    func noteEventsSkipped(_ count: Int) { eventsOut -= UInt64(count) }
+
+    func noteEventsReplayed(_ count: Int) { eventsOut += UInt64(count) }
+
+    func noteResync() { resyncs += 1 }
+
     /// - Parameter unsyncedBatch: non-zero for the `OK` of a change not yet fsynced.
     func reply(_ session: Session, _ bytes: [UInt8], unsyncedBatch: UInt64 = 0) {
         guard !session.isEnded else { return }
@@ -23,7 +100,7 @@ extension Server {
         session.outbox.append(Session.Output(bytes: bytes, isEvent: true, unsyncedBatch: unsyncedBatch))
         session.outboxBytes += bytes.count
         markDirty(session)
-        if session.pendingBytes > config.limits.maxPendingBytes {
+        if session.pendingBytes > limits.maxPendingBytes {
             dropEvents(session)
         }
         return true
@@ -76,7 +153,7 @@ extension Server {
         session.outboxBytes = session.outbox.reduce(0) { $0 + $1.bytes.count }
         session.owesResync = true
         let why = reason()
-        log.info("\(session.label) is a slow watcher (\(why.isEmpty ? "over \(config.limits.maxPendingBytes) bytes pending (--max-pending)" : why)); "
+        log.info("\(session.label) is a slow watcher (\(why.isEmpty ? "over \(limits.maxPendingBytes) bytes pending (--max-pending)" : why)); "
                  + "events dropped, resync owed")
     }
 
@@ -90,26 +167,22 @@ extension Server {
     /// read from until its output drains: replies are never dropped, so this
     /// is what bounds memory for it.
     func applyBackpressure(_ session: Session) {
-        if !session.readingPaused && session.pendingBytes > config.limits.maxPendingBytes {
+        if !session.readingPaused && session.pendingBytes > limits.maxPendingBytes {
             session.readingPaused = true
             session.connection.pauseReading()
         }
     }
 
-    /// Runs once per loop turn, before the loop waits for IO: makes batched
-    /// journal appends durable (or undoes them), then writes each dirty session's output as
-    /// one batch.
-    public func flush() {
-        // Lines held while their session's output was over the bound run
-        // first, so their answers leave in this turn.
-        runLinesHeldForOutput()
-        // The turn's changes become durable, or are undone, before any of
-        // the turn's output leaves.
-        store.endOfTurn()
+    /// Writes each dirty session's output as one batch, with the events of
+    /// its room's turn it owes; then ends the turn of every room that had
+    /// events, and keeps the output of all connections within its budget.
+    /// Runs once per loop turn from `Server.flush`, after the turn's changes
+    /// became durable (or were undone).
+    func flush() {
         let batch = dirty
         dirty.removeAll(keepingCapacity: true)
-        let maxPending = config.limits.maxPendingBytes
-        let maxOutput = config.limits.maxOutputMemoryBytes
+        let maxPending = limits.maxPendingBytes
+        let maxOutput = limits.maxOutputMemoryBytes
         // Output the transports took on in this flush and could not send at once.
         var grown = 0
         // A session joined `backlogged`: its queue is not in the figure yet.
@@ -145,7 +218,7 @@ extension Server {
             if session.owesResync && session.watching && queuedBefore == 0 && session.endReason == nil {
                 session.owesResync = false
                 noteResync()
-                session.outbox.append(Session.Output(bytes: Wire.state(currentState(of: session)), isEvent: false))
+                session.outbox.append(Session.Output(bytes: Wire.state(currentState(session)), isEvent: false))
             }
             if let owed, session.outbox.isEmpty, owed.range.lowerBound == 0 {
                 // The usual case: one shared buffer, the same for every watcher of the room.
@@ -172,9 +245,9 @@ extension Server {
                 backlogged.append(session)
             }
             if session.endReason != nil {
-                finishEnding(session, graceful: true)
-            } else if session.readingPaused && !session.pausedForStore && !session.linesHeldForOutput
-                        && session.pendingBytes <= config.limits.maxPendingBytes / 2 {
+                finishEnding(session)
+            } else if session.readingPaused && !session.changes.pausedForStore && !session.linesHeldForOutput
+                        && session.pendingBytes <= limits.maxPendingBytes / 2 {
                 session.readingPaused = false
                 session.connection.resumeReading()
             }
@@ -211,7 +284,7 @@ extension Server {
         }
         noteEventsSkipped(room.turnEvents.count - room.turnEventIndex(startingAt: nextLine))
         dropEvents(session, reason: "its socket is full while all connections hold \(heldOutputBytes) bytes, "
-                   + "near --max-output-memory \(config.limits.maxOutputMemoryBytes)")
+                   + "near --max-output-memory \(limits.maxOutputMemoryBytes)")
     }
 
     /// Ends a session once its queued output has been flushed.
@@ -221,23 +294,5 @@ extension Server {
         takeOwedEvents(session)
         session.endReason = reason
         markDirty(session)
-    }
-
-    func finishEnding(_ session: Session, graceful: Bool) {
-        guard !session.isEnded else { return }
-        session.isEnded = true
-        if session.inBacklogList { backlogHoldsEnded = true }
-        detach(session)
-        let reason = session.endReason ?? .peerClosed
-        if reason == .busy {
-            log.debug("\(session.label) closed: \(reason)")
-        } else {
-            log.info("\(session.label) closed: \(reason)")
-        }
-        if graceful {
-            session.connection.closeAfterSending()
-        } else {
-            session.connection.close()
-        }
     }
 }

@@ -21,7 +21,7 @@
 /// thousands of stuck watchers pass the bound by one turn and a line each at
 /// most, not by a turn of events each; measured with 5,000 of them and a 32 MiB bound:
 /// 32 MiB held, where the per-flush eighth alone let it reach 53 MiB.
-extension Server {
+extension FanOut {
     /// Share of the bound that queues still taking events may keep once the
     /// bound has been passed.
     static let outputBudgetGrowthShare = 8
