@@ -173,6 +173,16 @@ final class FanOut {
         }
     }
 
+    /// The other half of `applyBackpressure`: reading resumes once the
+    /// output has drained to half the bound, unless lines still wait for
+    /// the store or for the output (they resume it themselves).
+    func resumeReadingIfDrained(_ session: Session) {
+        guard session.readingPaused, !session.changes.pausedForStore, !session.linesHeldForOutput,
+              session.pendingBytes <= limits.maxPendingBytes / 2 else { return }
+        session.readingPaused = false
+        session.connection.resumeReading()
+    }
+
     /// Writes each dirty session's output as one batch, with the events of
     /// its room's turn it owes; then ends the turn of every room that had
     /// events, and keeps the output of all connections within its budget.
@@ -246,10 +256,8 @@ final class FanOut {
             }
             if session.endReason != nil {
                 finishEnding(session)
-            } else if session.readingPaused && !session.changes.pausedForStore && !session.linesHeldForOutput
-                        && session.pendingBytes <= limits.maxPendingBytes / 2 {
-                session.readingPaused = false
-                session.connection.resumeReading()
+            } else {
+                resumeReadingIfDrained(session)
             }
         }
         for room in roomsWithTurnEvents { room.endTurn() }

@@ -37,14 +37,10 @@ extension Server {
             runFrames(session)
             if session.changes.waitingForStore { pauseIfHeldBehindStore(session) }
             guard !session.linesHeldForOutput, !session.isClosing else { continue }
-            if session.changes.inputEndedWhileWaiting && session.changes.isIdle {
-                session.changes.inputEndedWhileWaiting = false
-                inputEnded(session)
-            } else if session.readingPaused && !session.changes.pausedForStore && session.pendingBytes <= resumeAt {
+            if !endInputIfOwed(session) {
                 // Nothing it ran may have made output (a half line): reading
                 // must not wait for a flush that has nothing to send.
-                session.readingPaused = false
-                session.connection.resumeReading()
+                fanOut.resumeReadingIfDrained(session)
             }
         }
     }

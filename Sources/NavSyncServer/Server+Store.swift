@@ -82,10 +82,7 @@ extension Server: RoomStoreDelegate {
             session.changes.isRunningLines = outer
         }
         runFrames(session)
-        if session.changes.isIdle && session.changes.inputEndedWhileWaiting {
-            session.changes.inputEndedWhileWaiting = false
-            inputEnded(session)
-        }
+        endInputIfOwed(session)
         pauseIfHeldBehindStore(session)
     }
 

@@ -168,6 +168,17 @@ public final class Server {
         fanOut.end(session, .peerClosed)
     }
 
+    /// Its input ended while lines waited (for the store or for its output):
+    /// once nothing waits, the end is taken as it would have been at once.
+    /// Returns true when it did.
+    @discardableResult
+    func endInputIfOwed(_ session: Session) -> Bool {
+        guard session.changes.inputEndedWhileWaiting, session.changes.isIdle else { return false }
+        session.changes.inputEndedWhileWaiting = false
+        inputEnded(session)
+        return true
+    }
+
     /// The transport failed; nothing more can be sent.
     public func transportFailed(_ session: Session, _ what: String) {
         guard !session.isEnded else { return }
@@ -210,10 +221,6 @@ public final class Server {
             && !session.changes.mayRunBesideChangesInFlight(command, storeIsAvailable: store.unavailableReason == nil) {
             // Its answer must follow theirs: it runs once they are answered.
             session.changes.holdBehindChanges(command)
-            return
-        }
-        if !session.authenticated && !command.allowedBeforeAuth {
-            fanOut.reply(session, Wire.error(CommandParser.authRequired))
             return
         }
         if command.needsRoomState, let why = unavailableReason(for: command, of: session) {

@@ -104,10 +104,9 @@ final class ClientLink: Connection, WebByteStream {
         inputThisTurn += share
         if share > 0 { deliver(UnsafeRawBufferPointer(rebasing: bytes[..<share]), server, session) }
         guard share < bytes.count, !stream.isClosed else { return }
-        let wasHolding = !heldInput.isEmpty
         heldInput.append(contentsOf: bytes[share...])
         stream.stopReading()
-        if !wasHolding { askForTurns() }
+        askForTurns()
     }
 
     /// Called once per loop turn, before the server's flush, while this link
