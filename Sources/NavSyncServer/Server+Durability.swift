@@ -26,7 +26,7 @@ extension Server {
         if unsyncedChanges.isEmpty {
             figuresBeforeUnsynced = (fanOut.eventsOut, changesMade - 1)
         }
-        let room = room(named: roomName)
+        let room = rooms.room(named: roomName)
         unsyncedChanges.append(UnsyncedChange(roomName: roomName, room: room, previous: previous))
         if room.firstUnsyncedEvent == nil { room.firstUnsyncedEvent = room.turnEvents.count }
         return fanOut.unsyncedBatch
@@ -41,8 +41,7 @@ extension Server {
 
     private func undoUnsyncedChanges() {
         for change in unsyncedChanges.reversed() {
-            if change.previous == nil && change.room.state != nil { roomsWithState -= 1 }
-            change.room.state = change.previous
+            rooms.setState(change.previous, of: change.room)
         }
         for change in unsyncedChanges {
             if let first = change.room.firstUnsyncedEvent {
@@ -64,6 +63,6 @@ extension Server {
             session.outboxBytes = session.outbox.reduce(0) { $0 + $1.bytes.count }
         }
         (fanOut.eventsOut, changesMade) = figuresBeforeUnsynced
-        for change in unsyncedChanges { dropIfIdle(change.roomName) }
+        for change in unsyncedChanges { rooms.dropIfIdle(change.roomName) }
     }
 }

@@ -7,9 +7,9 @@ extension Server: RoomStoreDelegate {
     /// reading from that client until the store answers.
     static let heldInputBytesBeforePause = 64 * 1024
 
-    public func storedState(of room: String) -> RoomState? { rooms[room]?.state }
+    public func storedState(of room: String) -> RoomState? { rooms.storedState(of: room) }
 
-    public var roomsWithStateCount: Int { roomsWithState }
+    public var roomsWithStateCount: Int { rooms.changedCount }
 
     public var changeRules: ChangeRules {
         ChangeRules(catalog: catalog, maxDepth: limits.maxDepth, maxRooms: limits.maxRooms)
@@ -61,7 +61,7 @@ extension Server: RoomStoreDelegate {
             changesMade += 1
             // Not yet durable (batched fsync): tagged, to be taken back if the fsync fails.
             let batch = store.holdsUndurableChanges
-                ? noteUndurable(roomName: change.room, previous: rooms[change.room]?.state) : 0
+                ? noteUndurable(roomName: change.room, previous: rooms.storedState(of: change.room)) : 0
             fanOut.reply(session, Wire.ok(state.revision), unsyncedBatch: batch)
             roomChanged(change.room, to: state, op: change.mutation.op)
         case .unchanged(let revision):
@@ -101,20 +101,15 @@ extension Server: RoomStoreDelegate {
     }
 
     public func roomChanged(_ name: String, to state: RoomState, op: String) {
-        let room = room(named: name)
-        if room.state == nil { roomsWithState += 1 }
-        room.state = state
+        let room = rooms.room(named: name)
+        rooms.setState(state, of: room)
         let event = Wire.event(state, op: op)
         room.history.append(event, revision: state.revision)
         fanOut.broadcast(event, to: room)
     }
 
     public func roomReplaced(_ name: String, with state: RoomState?) {
-        let room = rooms[name]
-        if room?.state != nil && state == nil { roomsWithState -= 1 }
-        if room?.state == nil && state != nil { roomsWithState += 1 }
-        guard let room = room ?? (state == nil ? nil : self.room(named: name)) else { return }
-        room.state = state
+        guard let room = rooms.setState(state, of: name) else { return }
         room.history.removeAll()
         // Every watcher is owed a fresh STATE: the events between what it
         // has and the new state are not known, so none are sent.
@@ -123,7 +118,7 @@ extension Server: RoomStoreDelegate {
             watcher.owesResync = true
             fanOut.markDirty(watcher)
         }
-        dropIfIdle(name)
+        rooms.dropIfIdle(name)
     }
 
     public func catalogChanged(to catalog: Catalog) {

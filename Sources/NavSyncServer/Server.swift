@@ -18,13 +18,12 @@ public final class Server {
     var log: Logger
     private let secondsSinceStart: () -> UInt64
 
-    var rooms: [String: Room] = [:]
-    var roomsWithState = 0
+    /// Every room in memory, with the counts of changed rooms and watchers.
+    let rooms: RoomRegistry
     var sessions: [ObjectIdentifier: Session] = [:]
     private var nextSessionID = 1
     /// Output queues, the turn's events, the flush and the output budget.
     let fanOut: FanOut
-    var watchersTotal = 0
     /// Sessions whose lines wait for their output to drain (Server+HeldLines).
     var sessionsHoldingLines: [Session] = []
 
@@ -60,7 +59,7 @@ public final class Server {
         self.init(config: config, catalog: catalog, rooms: loaded, store: JournalStore(journal: journal, log: log),
                   log: log, secondsSinceStart: secondsSinceStart)
         for (name, changes) in recent {
-            guard let room = rooms[name], room.state?.revision == changes.last?.state.revision else { continue }
+            guard let room = rooms.existing(name), room.state?.revision == changes.last?.state.revision else { continue }
             for change in changes {
                 room.history.append(Wire.event(change.state, op: change.op), revision: change.state.revision)
             }
@@ -79,10 +78,7 @@ public final class Server {
         self.log = log
         self.secondsSinceStart = secondsSinceStart
         self.fanOut = FanOut(limits: config.limits, log: log)
-        for (name, state) in loaded {
-            rooms[name] = Room(state: state, limits: config.limits)
-        }
-        roomsWithState = loaded.count
+        self.rooms = RoomRegistry(states: loaded, initialStack: catalog.initialStack, limits: config.limits)
         store.delegate = self
         fanOut.currentState = { [unowned self] session in state(of: session.room) }
         fanOut.finishEnding = { [unowned self] session in finishEnding(session, graceful: true) }
@@ -253,9 +249,7 @@ public final class Server {
         case .stats:
             fanOut.reply(session, Wire.stats(figures(for: session)))
         case .rooms:
-            // Sorted, so the listing is stable and a script can diff it.
-            let held = rooms.compactMap { name, room in room.state.map { (name: name, state: $0) } }
-            fanOut.reply(session, Wire.rooms(held.sorted { $0.name < $1.name }))
+            fanOut.reply(session, Wire.rooms(rooms.changedRoomsByName()))
         case .ping(let text):
             fanOut.reply(session, Wire.pong(text))
         case .hello:
@@ -311,21 +305,7 @@ public final class Server {
 
     // MARK: - Rooms and watchers
 
-    func state(of name: String) -> RoomState {
-        rooms[name]?.state ?? RoomState(stack: catalog.initialStack, revision: 0)
-    }
-
-    @discardableResult
-    func room(named name: String) -> Room {
-        if let room = rooms[name] { return room }
-        let room = Room(limits: limits)
-        rooms[name] = room
-        return room
-    }
-
-    func dropIfIdle(_ name: String) {
-        if let room = rooms[name], room.isIdle { rooms[name] = nil }
-    }
+    func state(of name: String) -> RoomState { rooms.state(of: name) }
 
     /// `WATCH` and (1.1) `WATCH <rev>`: subscribe (or renew the subscription)
     /// and answer with a snapshot, or with `CONTINUE <rev>` and the events
@@ -336,7 +316,7 @@ public final class Server {
         let current = state(of: session.room)
         startWatching(session)
         guard let revision,
-              let missed = rooms[session.room]?.history.events(after: revision, current: current.revision)
+              let missed = rooms.existing(session.room)?.history.events(after: revision, current: current.revision)
                 ?? (revision == current.revision ? [] : nil) else {
             fanOut.reply(session, Wire.state(current))
             return
@@ -359,10 +339,7 @@ public final class Server {
         session.owesResync = false
         guard !session.watching else { return }
         session.watching = true
-        let room = room(named: session.room)
-        room.addWatcher(session)
-        fanOut.follow(session, room)
-        watchersTotal += 1
+        fanOut.follow(session, rooms.addWatcher(session, to: session.room))
     }
 
     func stopWatching(_ session: Session) {
@@ -372,9 +349,7 @@ public final class Server {
         session.watchedRoom = nil
         guard session.watching else { return }
         session.watching = false
-        rooms[session.room]?.removeWatcher(session)
-        watchersTotal -= 1
-        dropIfIdle(session.room)
+        rooms.removeWatcher(session, from: session.room)
     }
 
     private func join(_ session: Session, _ name: String) {
@@ -393,7 +368,7 @@ public final class Server {
     func detach(_ session: Session) {
         stopWatching(session)
         if sessions.removeValue(forKey: ObjectIdentifier(session)) != nil {
-            dropIfIdle(session.room)
+            rooms.dropIfIdle(session.room)
         }
     }
 
@@ -460,9 +435,7 @@ public final class Server {
         guard catalog != self.catalog else { return .unchanged }
         self.catalog = catalog
         parser = CommandParser(catalog: catalog, maxDepth: limits.maxDepth)
-        for (name, room) in rooms where room.state == nil && room.watchers.isEmpty {
-            rooms[name] = nil
-        }
+        rooms.dropIdleRooms()
         var told = 0
         for session in sessions.values where session.watching && !session.isClosing {
             fanOut.reply(session, Wire.catalogChanged)
@@ -484,9 +457,7 @@ public final class Server {
     // MARK: - Figures
 
     /// Every room that has been changed, for tests and for compaction.
-    public var roomStates: [String: RoomState] {
-        rooms.compactMapValues(\.state)
-    }
+    public var roomStates: [String: RoomState] { rooms.statesByName }
 
     public var connectionCount: Int { sessions.count }
 

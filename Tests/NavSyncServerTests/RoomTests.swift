@@ -111,8 +111,8 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(client.newLines().count, 1501)
         XCTAssertEqual(client.stats()["rooms"], "0")
         // Only the room the client is in is held, for its watch.
-        XCTAssertEqual(Array(hub.server.rooms.keys), ["watched499"])
+        XCTAssertEqual(Array(hub.server.rooms.heldNames), ["watched499"])
         client.run("UNWATCH", "JOIN main")
-        XCTAssertLessThanOrEqual(hub.server.rooms.count, 1)
+        XCTAssertLessThanOrEqual(hub.server.rooms.heldCount, 1)
     }
 }
