@@ -10,24 +10,16 @@ extension RedisRoomStore {
 
     func connect() {
         guard !closed else { return }
-        generation += 1
-        let current = generation
-        var ready = 0
-        let bothReady = { [weak self] in
-            ready += 1
-            if ready == 2 { self?.handshake(current) }
-        }
-        let lost = { [weak self] (reason: String) -> Void in self?.lost(current, reason) }
-        commands = makeLink(bothReady, lost)
-        subscriber = makeLink(bothReady, lost)
+        attempt = RedisAttempt(connector: makeLink,
+                               onBothReady: { [weak self] attempt in self?.handshake(attempt) },
+                               onLost: { [weak self] attempt, reason in self?.lost(attempt, reason) })
     }
 
     /// Checks the server, loads the function, agrees on the epoch and the
     /// catalog, subscribes, reads every room; then the store is up.
-    func handshake(_ current: Int) {
-        guard current == generation, let commands else { return }
+    func handshake(_ attempt: RedisAttempt) {
         let step = { [weak self] (what: String, reply: RedisReply?, next: () -> Void) in
-            guard let self, current == self.generation else { return }
+            guard let self else { return }
             if let error = reply?.errorText {
                 self.backoff.redisIsLoading = error.hasPrefix("LOADING")
                 self.refuse("redis refused \(what): \(error)")
@@ -36,7 +28,7 @@ extension RedisRoomStore {
             guard reply != nil else { return }  // the connection is gone; `lost` handles it
             next()
         }
-        commands.send(["INFO", "server"]) { reply in
+        attempt.ask(["INFO", "server"]) { reply in
             step("INFO", reply) {
                 let info = reply?.text ?? ""
                 let version = info.split(whereSeparator: \.isNewline).first { $0.hasPrefix("redis_version:") }
@@ -45,26 +37,25 @@ extension RedisRoomStore {
                     self.refuse("redis \(version) is too old: the backplane needs 7.0 or newer (functions)", fatal: true)
                     return
                 }
-                commands.send(["FUNCTION", "LOAD", "REPLACE", ChangeFunction.source]) { reply in
-                    step("FUNCTION LOAD", reply) { self.agreeOnEpoch(current) }
+                attempt.ask(["FUNCTION", "LOAD", "REPLACE", ChangeFunction.source]) { reply in
+                    step("FUNCTION LOAD", reply) { self.agreeOnEpoch(attempt) }
                 }
             }
         }
     }
 
-    func agreeOnEpoch(_ current: Int) {
-        guard let commands else { return }
+    func agreeOnEpoch(_ attempt: RedisAttempt) {
         var generator = SystemRandomNumberGenerator()
         let fresh = String(generator.next(), radix: 16) + String(generator.next(), radix: 16)
-        commands.send(["SET", keys.epoch, fresh, "NX"]) { _ in }
-        commands.send(["GET", keys.epoch]) { [weak self] reply in
-            guard let self, current == self.generation, let value = reply?.text else { return }
+        attempt.ask(["SET", keys.epoch, fresh, "NX"]) { _ in }
+        attempt.ask(["GET", keys.epoch]) { [weak self] reply in
+            guard let self, let value = reply?.text else { return }
             if let known = self.epoch, known != value {
                 self.log.warn("backplane: redis holds a new epoch (its data was lost or replaced): every room is resynced")
                 self.forgetEveryRoom()
             }
             self.epoch = value
-            self.agreeOnCatalog(current)
+            self.agreeOnCatalog(attempt)
         }
     }
 
@@ -77,13 +68,13 @@ extension RedisRoomStore {
         viewTags.removeAll()
     }
 
-    func agreeOnCatalog(_ current: Int) {
-        guard let commands, let delegate else { return }
+    func agreeOnCatalog(_ attempt: RedisAttempt) {
+        guard let delegate else { return }
         let ours = delegate.changeRules.catalog
         let starting = startCompletion != nil
-        commands.send([Array("SET".utf8), Array(keys.catalog.utf8), CatalogFile.encode(ours), Array("NX".utf8)]) { _ in }
-        commands.send(["GET", keys.catalog]) { [weak self] reply in
-            guard let self, current == self.generation, case .string(let json) = reply else { return }
+        attempt.ask([Array("SET".utf8), Array(keys.catalog.utf8), CatalogFile.encode(ours), Array("NX".utf8)]) { _ in }
+        attempt.ask(["GET", keys.catalog]) { [weak self] reply in
+            guard let self, case .string(let json) = reply else { return }
             let fleet: Catalog
             do {
                 fleet = try CatalogFile.decode(json)
@@ -101,8 +92,8 @@ extension RedisRoomStore {
                     self.refuse("--replace-catalog cannot change the fleet's initial screen (\(difference))", fatal: true)
                     return
                 } else if starting && self.settings.replaceCatalog {
-                    commands.send([Array("SET".utf8), Array(self.keys.catalog.utf8), CatalogFile.encode(ours)]) { _ in }
-                    commands.send(["PUBLISH", self.keys.catalogChannel, "changed"]) { _ in }
+                    attempt.ask([Array("SET".utf8), Array(self.keys.catalog.utf8), CatalogFile.encode(ours)]) { _ in }
+                    attempt.ask(["PUBLISH", self.keys.catalogChannel, "changed"]) { _ in }
                     self.log.warn("backplane: replaced the fleet's catalog with this daemon's (--replace-catalog; first difference: \(difference))")
                 } else if starting {
                     self.refuse("this daemon's catalog differs from the fleet's in redis (\(self.keys.catalog)): \(difference); "
@@ -113,19 +104,18 @@ extension RedisRoomStore {
                     self.log.info("backplane: adopted the fleet's catalog, changed while this daemon was cut off (first difference: \(difference))")
                 }
             }
-            self.subscribe(current)
+            self.subscribe(attempt)
         }
     }
 
-    func subscribe(_ current: Int) {
-        guard let subscriber else { return }
+    func subscribe(_ attempt: RedisAttempt) {
         var confirmations = 0
         heldPushes = []
-        subscriber.subscribe([keys.changesChannel, keys.catalogChannel]) { [weak self] reply in
-            guard let self, current == self.generation else { return }
+        attempt.subscribe([keys.changesChannel, keys.catalogChannel]) { [weak self] reply in
+            guard let self else { return }
             if reply.elements?.first?.text == "subscribe" {
                 confirmations += 1
-                if confirmations == 2 { self.readEveryRoom(current) }
+                if confirmations == 2 { self.readEveryRoom(attempt) }
                 return
             }
             self.pushed(reply)
@@ -135,10 +125,9 @@ extension RedisRoomStore {
     /// After subscribing (so no change falls between): every room Redis
     /// holds, compared with the view; behind is filled from the history or
     /// resynced, ahead (Redis lost changes) is resynced.
-    func readEveryRoom(_ current: Int) {
-        guard let commands else { return }
-        commands.send(["SMEMBERS", keys.rooms]) { [weak self] reply in
-            guard let self, current == self.generation, let delegate = self.delegate else { return }
+    func readEveryRoom(_ attempt: RedisAttempt) {
+        attempt.ask(["SMEMBERS", keys.rooms]) { [weak self] reply in
+            guard let self, let delegate = self.delegate else { return }
             guard let members = reply?.elements else {
                 if reply != nil { self.refuse("redis answered SMEMBERS \(self.keys.rooms) with \(Self.describe(reply))") }
                 return
@@ -152,11 +141,11 @@ extension RedisRoomStore {
             var waiting = names.count + 1
             let oneDone = {
                 waiting -= 1
-                if waiting == 0 { self.becomeUp(current) }
+                if waiting == 0 { self.becomeUp(attempt) }
             }
             for room in names.sorted() {
-                commands.send(StoredRoomHash.command(self.keys, room: room)) { reply in
-                    guard current == self.generation, let reply else { return }
+                attempt.ask(StoredRoomHash.command(self.keys, room: room)) { reply in
+                    guard let reply else { return }
                     switch StoredRoomHash.read(reply) {
                     case .success(let hash):
                         self.reconcile(room, rev: hash.revision, route: hash.route, tag: hash.tag, then: oneDone)
@@ -194,8 +183,8 @@ extension RedisRoomStore {
         }
     }
 
-    func becomeUp(_ current: Int) {
-        guard current == generation else { return }
+    func becomeUp(_ attempt: RedisAttempt) {
+        guard attempt.isCurrent else { return }
         isUp = true
         backoff.reset()
         if let started = outageStartedAt {
@@ -207,20 +196,20 @@ extension RedisRoomStore {
         for i in stride(from: 0, to: held.count - 1, by: 2) {
             deliverPush(channel: String(decoding: held[i].dropLast(), as: UTF8.self), payload: held[i + 1])
         }
-        startHeartbeat(current)
+        startHeartbeat(attempt)
         if let completion = startCompletion {
             startCompletion = nil
             completion(nil)
         }
     }
 
-    func startHeartbeat(_ current: Int) {
+    func startHeartbeat(_ attempt: RedisAttempt) {
         heartbeat?.close()
         let timer = LoopTimer(loop: loop)
-        timer.start(afterMilliseconds: Self.heartbeatMilliseconds, repeatMilliseconds: Self.heartbeatMilliseconds) { [weak self] in
-            guard let self, current == self.generation, let commands = self.commands else { return }
-            commands.send(["GET", self.keys.epoch]) { reply in
-                guard current == self.generation, let reply else { return }
+        timer.start(afterMilliseconds: Self.heartbeatMilliseconds, repeatMilliseconds: Self.heartbeatMilliseconds) { [weak self, weak attempt] in
+            guard let self, let attempt else { return }
+            attempt.ask(["GET", self.keys.epoch]) { reply in
+                guard let reply else { return }
                 if reply.text != self.epoch {
                     self.fault("the fleet's epoch in redis changed (data lost or flushed)")
                 }
@@ -232,8 +221,8 @@ extension RedisRoomStore {
     // MARK: - Failures
 
     /// A connection of the current attempt was lost or could not be made.
-    func lost(_ current: Int, _ reason: String) {
-        guard current == generation else { return }
+    func lost(_ attempt: RedisAttempt, _ reason: String) {
+        guard attempt === self.attempt else { return }
         goDown("redis at \(settings.endpoint) unreachable: \(reason)")
     }
 
@@ -262,19 +251,17 @@ extension RedisRoomStore {
         let wasUp = isUp
         isUp = false
         downReason = reason
-        generation += 1
+        // Given up before anything else, so no answer of the old links acts from here on.
+        let old = attempt
+        attempt = nil
         heartbeat?.close()
         heartbeat = nil
         heldPushes = nil
         // Reads of the old connections may never be answered; every room is read again on reconnecting.
         recheckingRooms.removeAll()
-        let oldCommands = commands, oldSubscriber = subscriber
-        commands = nil
-        subscriber = nil
         if let completion = startCompletion {
             startCompletion = nil
-            oldCommands?.close()
-            oldSubscriber?.close()
+            old?.retire()
             close()
             completion(StartError(description: "cannot use redis at \(settings.endpoint): \(reason)"))
             return
@@ -285,8 +272,7 @@ extension RedisRoomStore {
             log.warn("backplane down: \(reason); refusing room commands (ERR unavailable) and reconnecting")
         }
         // Changes in flight are answered `unavailable` by their reply handlers (nil replies).
-        oldCommands?.close()
-        oldSubscriber?.close()
+        old?.retire()
         for (_, track) in tracks {
             track.parked.removeAll()
             track.filling = false

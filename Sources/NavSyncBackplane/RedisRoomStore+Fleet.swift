@@ -183,13 +183,14 @@ extension RedisRoomStore {
     /// a room that decodes now is back, and its watchers are resynced to
     /// it; one that does not is set aside (or stays so).
     func recheck(_ room: String) {
-        guard let commands, !recheckingRooms.contains(room) else { return }
+        guard let attempt, !recheckingRooms.contains(room) else { return }
         recheckingRooms.insert(room)
-        let current = generation
-        commands.send(StoredRoomHash.command(keys, room: room)) { [weak self] reply in
+        // A retired attempt drops the answer; `goDown` forgot the recheck
+        // and every room is read again on reconnecting.
+        attempt.ask(StoredRoomHash.command(keys, room: room)) { [weak self] reply in
             guard let self else { return }
             self.recheckingRooms.remove(room)
-            guard current == self.generation, let reply else { return }
+            guard let reply else { return }
             defer { self.recheckDone(room) }
             let hash: StoredRoomHash
             switch StoredRoomHash.read(reply) {

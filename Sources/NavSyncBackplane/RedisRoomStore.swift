@@ -61,13 +61,13 @@ public final class RedisRoomStore: RoomStore {
 
     /// Makes one link to Redis: the two callbacks are its `onReady` and
     /// `onGone` (see `RedisConnection.init`). A test passes scripted links.
-    typealias Connector = (_ onReady: @escaping () -> Void, _ onGone: @escaping (String) -> Void) -> any RedisLink
+    typealias Connector = RedisAttempt.Connector
     let makeLink: Connector
 
-    var commands: (any RedisLink)?
-    var subscriber: (any RedisLink)?
-    /// Counts connection attempts; callbacks of an older attempt are ignored.
-    var generation = 0
+    /// The current try at Redis (nil between a loss and the next try).
+    var attempt: RedisAttempt?
+    /// Where change rounds and history reads are sent (see `RedisAttempt`).
+    var commands: (any RedisLink)? { attempt?.commandLink }
     var isUp = false
     var downReason: String
     var epoch: String?
@@ -135,10 +135,9 @@ public final class RedisRoomStore: RoomStore {
         closed = true
         retryTimer?.close()
         heartbeat?.close()
-        commands?.close()
-        subscriber?.close()
-        commands = nil
-        subscriber = nil
+        let old = attempt
+        attempt = nil
+        old?.retire()
     }
 
     // MARK: - RoomStore
