@@ -80,7 +80,7 @@ func run(_ options: Options) async {
     do {
         try await navigation.start()
     } catch {
-        fail("cannot follow room \(options.room) at \(options.connect): \(error)", status: 1)
+        fail(startAdvice(error, navigation.connection, options), status: 1)
     }
     view.follow()
 
@@ -111,14 +111,36 @@ func run(_ options: Options) async {
             steps += 1
         } catch NavSyncError.disconnected {
             continue  // the view says "reconnecting"; try again on the next tick
+        } catch NavSyncError.server(let code, _) where code == "conflict" {
+            continue  // another client moved the room first: the next step starts from where it is now
         } catch {
-            print("step refused: \(error)")
+            // The daemon will refuse the same step again (a catalog without
+            // these screens, a viewer's grant): retrying for ever helps nobody.
+            await navigation.stop()
+            fail("step refused, stopping: \(error)", status: 1)
         }
     }
     var failed = false
     if case .failed = navigation.connection { failed = true }
     await navigation.stop()
     if failed { exit(1) }
+}
+
+/// Why `start()` failed, in terms of what to do about it.
+@MainActor
+func startAdvice(_ error: any Error, _ state: NavConnectionState, _ options: Options) -> String {
+    let place = "room \(options.room) at \(options.connect)"
+    switch error {
+    case NavSyncError.disconnected:
+        // The connection state holds the reason: refused, timed out, or closed by the peer.
+        if case .failed(let reason) = state { return "cannot follow \(place): \(reason) (is navsyncd running there?)" }
+        return "cannot follow \(place): no daemon answered (is navsyncd running there?)"
+    case NavSyncError.unknownScreen(let screen):
+        return "cannot follow \(place): it shows \(screen), not one of viewA, viewB, viewC; "
+            + "start the daemon with --screens Clients/netcat/abc-screens.json"
+    default:
+        return "cannot follow \(place): \(error)"
+    }
 }
 
 let options: Options

@@ -21,3 +21,25 @@ public enum NavSyncError: Error, Equatable, Sendable {
     /// and `Screen.init?(screen:data:)` refused it.
     case unknownScreen(String)
 }
+
+extension NavSyncError: CustomStringConvertible {
+    /// One line a person can act on, for logs and `print(error)`: the
+    /// daemon's own words for a refusal, and what the state of the
+    /// connection means for the call that failed.
+    public var description: String {
+        switch self {
+        case .server(let code, let message):
+            return message.isEmpty ? "the daemon refused: \(code)" : "the daemon refused (\(code)): \(message)"
+        case .disconnected:
+            return "not connected to the daemon (unreachable, or the connection was lost); "
+                + "a change sent just before may or may not have been applied"
+        case .notRunning:
+            return "the shared navigation is not running (start() was not called, it failed, or stop() was)"
+        case .invalidData(let why):
+            return "nothing was sent: \(why)"
+        case .unknownScreen(let screen):
+            return "the room shows \(screen), which this app's screen type does not know; "
+                + "start the daemon with the catalog this app was written for"
+        }
+    }
+}

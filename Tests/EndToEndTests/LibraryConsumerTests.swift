@@ -73,6 +73,19 @@ final class LibraryConsumerTests: XCTestCase {
                                     ["--connect", "127.0.0.1:\(abc.port)", "--drive", "1", "--interval", "20"], timeout: 30)
         XCTAssertEqual(router.status, 0, router.stderr)
         XCTAssertTrue(router.stdout.contains("View C — Go to A"), router.stdout)
+
+        // Started against the wrong catalog or nothing at all, it says what to do, in words.
+        let wrongCatalog = try runProcess(scratch + "/debug/ABCRouter", ["--connect", "127.0.0.1:\(colors.port)"], timeout: 30)
+        XCTAssertEqual(wrongCatalog.status, 1)
+        XCTAssertTrue(wrongCatalog.stderr.contains("it shows red") && wrongCatalog.stderr.contains("--screens Clients/netcat/abc-screens.json"),
+                      wrongCatalog.stderr)
+        let probe = try DaemonProcess(state: "none")
+        let closedPort = probe.port
+        probe.stop()
+        let nobody = try runProcess(scratch + "/debug/ABCRouter", ["--connect", "127.0.0.1:\(closedPort)"], timeout: 30)
+        XCTAssertEqual(nobody.status, 1)
+        XCTAssertTrue(nobody.stderr.contains("connection refused"), nobody.stderr)
+        XCTAssertFalse(nobody.stderr.contains("disconnected"), "no Swift case names: \(nobody.stderr)")
     }
 
     /// The bodies of the ` ```swift ` fences of a Markdown text.

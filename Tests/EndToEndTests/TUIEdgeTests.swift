@@ -65,6 +65,14 @@ final class TUIEdgeTests: XCTestCase {
         tmux.sendKeys(0, "d")
         tmux.waitFor(0, "the no-data notice") { $0.contains("Green takes no data") && $0.contains("Select a screen") }
         XCTAssertEqual(try netcat(port: daemon.port, "GET"), "STATE 0 /red\n", "d sent nothing")
+        // Blue takes data: d opens its prompt, and green's hint goes with the frame that opens it.
+        tmux.sendKeys(0, "j", "d")
+        let prompt = tmux.waitFor(0, "blue's data prompt") { $0.contains("blue, data (optional):") }
+        XCTAssertFalse(prompt?.contains("Green takes no data") ?? true, "an old hint under the new prompt:\n\(prompt ?? "")")
+        tmux.sendKeys(0, "Escape")
+        tmux.waitFor(0, "the prompt closed") { !$0.contains("data (optional)") }
+        tmux.sendKeys(0, "m")
+        tmux.waitFor(0, "the menu again") { $0.contains("Select a screen") }
         tmux.sendKeys(0, "q")
         tmux.waitFor(0, "the menu closed by q, the client still running") {
             !$0.contains("Select a screen") && $0.hasLine("Red") && !$0.contains("[navsync exited")

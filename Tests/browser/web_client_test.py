@@ -161,6 +161,21 @@ def main():
               and "c-blue" in driver.find_element(By.ID, "sheet").get_attribute("class")
               and driver.find_element(By.ID, "title").text == "Green")
         check("watcher sees the present", watcher.line().startswith("EVENT %d present " % rev))
+        # The sheet covers the screen, not the footer: a screen button under it is still the one clicked.
+        button = driver.find_element(By.ID, "root")
+        on_top = driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect();"
+            " return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === arguments[0]"
+            " || arguments[0].contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2));", button)
+        check("with a sheet up, the footer's buttons are not covered", on_top)
+        # Esc closes the key help first; only the next Esc dismisses the sheet.
+        body = driver.find_element(By.TAG_NAME, "body")
+        body.send_keys("?")
+        wait_for(driver, "the key help", lambda d: d.find_element(By.ID, "help").is_displayed())
+        body.send_keys("\ue00c")  # Escape
+        wait_for(driver, "the key help closed", lambda d: not d.find_element(By.ID, "help").is_displayed())
+        check("Esc closed the help and left the sheet", driver.find_element(By.ID, "backdrop").is_displayed()
+              and netcat.request("GET").startswith("STATE %d " % rev))
         driver.find_element(By.ID, "sheet-dismiss").click()
         wait_for(driver, "dismissed", lambda d: not d.find_element(By.ID, "backdrop").is_displayed()
                  and d.find_element(By.ID, "rev").text == str(rev + 1))
@@ -176,6 +191,8 @@ def main():
         proc.send_signal(signal.SIGKILL)
         proc.wait(5)
         wait_for(driver, "the page to notice", lambda d: d.find_element(By.ID, "conn").text != "live")
+        check("while the daemon is away the watcher count is not shown as live",
+              driver.find_element(By.ID, "watchers").text == "\u2013")
         proc, _ = start_daemon(port)
         wait_for(driver, "reconnect", lambda d: d.find_element(By.ID, "conn").text == "live", timeout=15)
         check("page reconnected by itself at the same revision", driver.find_element(By.ID, "rev").text == str(current))

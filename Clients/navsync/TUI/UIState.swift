@@ -164,6 +164,8 @@ struct UIState {
         }
         if entry.data == .required || (askForData && entry.data == .optional) {
             mode = .prompt(Prompt(verb: verb, screen: entry.name, rule: entry.data))
+            // A hint about another screen ("Green takes no data") would read as this prompt's.
+            notice = nil
             return .nothing
         }
         mode = .browsing
