@@ -50,6 +50,8 @@ public enum Command: Sendable, Equatable {
     case auth(token: String)
     case quit
     case help
+    /// (1.2) This connection's identity and grant.
+    case whoami
 
     /// Commands answered from, or changing, a room's state: with a backplane
     /// they are refused (`unavailable`) while the store cannot be reached.
@@ -76,6 +78,7 @@ public enum Command: Sendable, Equatable {
         case .auth: return .auth
         case .quit: return .quit
         case .help: return .help
+        case .whoami: return .whoami
         }
     }
 

@@ -12,7 +12,7 @@ public struct CommandParser: Sendable {
 
     /// The answer to every line whose verb may not come before `AUTH`, on a
     /// connection that has not authenticated.
-    public static let authRequired = ProtocolError(.authRequired, "AUTH <token> first")
+    public static let authRequired = Grant.authRequired
 
     /// nil for a blank line, which the protocol ignores without a reply.
     /// The line excludes its terminator (the framer strips `\n` and a `\r` before it).
@@ -24,13 +24,22 @@ public struct CommandParser: Sendable {
     /// peer without the token what the catalog holds. Only `bad-encoding`
     /// comes first (the line-too-long check is the framer's, earlier still).
     public func parse(_ line: some Collection<UInt8>, authenticated: Bool = true) -> Result<Command, ProtocolError>? {
+        parse(line, grant: authenticated ? .unrestricted : .unauthenticated, room: Names.defaultRoom)
+    }
+
+    /// (1.2) The same, for a connection holding `grant` in `room`: after the
+    /// encoding, the grant judges the verb (and `JOIN`'s room as written)
+    /// before anything else about the line is looked at, so a viewer learns
+    /// nothing from the parse errors of a mutation it may not send
+    /// (`Grant.refusal`).
+    public func parse(_ line: some Collection<UInt8>, grant: Grant, room: String) -> Result<Command, ProtocolError>? {
         guard let text = String(validating: line, as: UTF8.self) else {
             return .failure(ProtocolError(.badEncoding, "line is not valid UTF-8"))
         }
         let (verb, rest) = Self.splitToken(Substring(text))
         guard !verb.isEmpty else { return nil }
-        if !authenticated && Verb(token: verb)?.row.allowedBeforeAuth != true {
-            return .failure(Self.authRequired)
+        if let refusal = grant.refusal(verb: Verb(token: verb), rest: rest, room: room) {
+            return .failure(refusal)
         }
         return Result { () throws(ProtocolError) in try command(verb: verb, rest: rest) }
     }
@@ -55,6 +64,7 @@ public struct CommandParser: Sendable {
         case .rooms: return .rooms
         case .quit: return .quit
         case .help: return .help
+        case .whoami: return .whoami
         case .ping: return .ping(text: String(Self.trimBlanks(rest)))
         case .join:
             guard !rest.isEmpty else { throw Self.usage(verb) }
@@ -106,7 +116,7 @@ public struct CommandParser: Sendable {
         case .open: return .open(try route(rest))
         case .present: return .present(try entry(verb, rest))
         case .dismiss: return .dismiss
-        case .get, .guarded, .watch, .unwatch, .join, .screens, .messages, .stats, .rooms, .ping, .hello, .auth, .quit, .help:
+        case .get, .guarded, .watch, .unwatch, .join, .screens, .messages, .stats, .rooms, .ping, .hello, .auth, .quit, .help, .whoami:
             preconditionFailure("\(verb) is not a mutation")
         }
     }

@@ -28,6 +28,9 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case noSheet = "no-sheet"
     /// Too many connections; the daemon closes this one.
     case busy = "busy"
+    /// (1.2) The connection's grant does not allow the line (its role or its
+    /// rooms); also sent, unasked, for a revoked token or room.
+    case forbidden = "forbidden"
     /// The store holding the rooms (the backplane's Redis) cannot be reached; nothing changed.
     case unavailable = "unavailable"
     /// The state file could not be written; nothing changed.

@@ -22,4 +22,12 @@ public enum Names {
             return false
         }
     }
+
+    /// (1.2) A member's display name (`NAME`, a grant's `<name>`): 1 to 64
+    /// bytes of `A-Z a-z 0-9 _ . @ -`.
+    public static func isValidMemberName<S: StringProtocol>(_ name: S) -> Bool {
+        let bytes = name.utf8
+        guard !bytes.isEmpty, bytes.count <= maxLength else { return false }
+        return bytes.allSatisfy { isNameByte($0) || $0 == UInt8(ascii: "@") }
+    }
 }

@@ -1,6 +1,6 @@
 /// The line protocol's one table: every verb the daemon knows, with the
-/// shape of its arguments, whether `IF` may guard it, whether it is allowed
-/// before `AUTH`, and its `HELP` line. The parser, `HELP`, `IF`'s rules, the
+/// shape of its arguments, whether `IF` may guard it, (1.2) the least role
+/// and room grant it needs, and its `HELP` line. The parser, `HELP`, `IF`'s rules, the
 /// `EVENT` op names and the client's request encoder all read it, so a new
 /// verb is one row here plus the places the compiler then points at (the
 /// parser's and reducer's exhaustive switches, the server's `run`).
@@ -27,6 +27,7 @@ public enum Verb: String, CaseIterable, Sendable {
     case auth = "AUTH"
     case quit = "QUIT"
     case help = "HELP"
+    case whoami = "WHOAMI"
 
     /// What follows the verb on the line.
     public enum Arguments: Sendable, Equatable {
@@ -62,56 +63,93 @@ public enum Verb: String, CaseIterable, Sendable {
         /// A change to the room's state: `IF` may guard it, and its `EVENT`
         /// carries `op`.
         public var isMutation: Bool
-        /// May be sent before a successful `AUTH`.
-        public var allowedBeforeAuth: Bool
+        /// (1.2) Who may run it: one column the hub's access policy reads.
+        public var access: Access
+
+        /// May be sent by a connection with no role (before `AUTH`).
+        public var allowedBeforeAuth: Bool { access.role == .none }
+    }
+
+    /// (1.2) What a verb asks of a connection's grant.
+    public struct Access: Sendable, Equatable {
+        /// Which room the grant must cover.
+        public enum RoomRule: Sendable, Equatable {
+            /// None: the verb is not about a room (the catalog, the connection itself).
+            case none
+            /// The connection's room: it reads or changes it.
+            case current
+            /// The room named by the argument (`JOIN`), as written.
+            case named
+            /// Every room: the answer tells about all of them (`STATS`).
+            case every
+        }
+
+        /// The least role; `.none` means anyone, before `AUTH` too.
+        public var role: Role
+        public var rooms: RoomRule
+
+        /// Allowed before `AUTH`, in any room.
+        public static let anyone = Access(role: .none, rooms: .none)
+        /// Any role, in any room: not about a room.
+        public static let anyRole = Access(role: .view, rooms: .none)
+        /// Reads or watches the connection's room.
+        public static let readsRoom = Access(role: .view, rooms: .current)
+        /// Changes the connection's room.
+        public static let changesRoom = Access(role: .control, rooms: .current)
+        /// Moves to the named room.
+        public static let entersRoom = Access(role: .view, rooms: .named)
+        /// Tells about every room.
+        public static let seesEveryRoom = Access(role: .view, rooms: .every)
     }
 
     public var row: Row {
         switch self {
         case .get: return Row(usage: "GET", summary: "read this room: STATE <rev> <route>",
-                              arguments: .none, isMutation: false, allowedBeforeAuth: false)
+                              arguments: .none, isMutation: false, access: .readsRoom)
         case .select: return Row(usage: "SELECT <screen> [data]", summary: "stack becomes just this screen",
-                                 arguments: .screenAndData, isMutation: true, allowedBeforeAuth: false)
+                                 arguments: .screenAndData, isMutation: true, access: .changesRoom)
         case .push: return Row(usage: "PUSH <screen> [data]", summary: "present a screen on top",
-                               arguments: .screenAndData, isMutation: true, allowedBeforeAuth: false)
+                               arguments: .screenAndData, isMutation: true, access: .changesRoom)
         case .pop: return Row(usage: "POP", summary: "dismiss the top screen",
-                              arguments: .none, isMutation: true, allowedBeforeAuth: false)
+                              arguments: .none, isMutation: true, access: .changesRoom)
         case .root: return Row(usage: "ROOT", summary: "back to the bottom screen",
-                               arguments: .none, isMutation: true, allowedBeforeAuth: false)
+                               arguments: .none, isMutation: true, access: .changesRoom)
         case .next: return Row(usage: "NEXT [data]", summary: "replace the top screen by its next one",
-                               arguments: .data, isMutation: true, allowedBeforeAuth: false)
+                               arguments: .data, isMutation: true, access: .changesRoom)
         case .open: return Row(usage: "OPEN <route>", summary: "deep link, e.g. OPEN /red/blue:hello%20there",
-                               arguments: .route, isMutation: true, allowedBeforeAuth: false)
+                               arguments: .route, isMutation: true, access: .changesRoom)
         case .present: return Row(usage: "PRESENT <screen> [data]", summary: "show a screen as a sheet over everything",
-                                  arguments: .screenAndData, isMutation: true, allowedBeforeAuth: false)
+                                  arguments: .screenAndData, isMutation: true, access: .changesRoom)
         case .dismiss: return Row(usage: "DISMISS", summary: "remove the topmost sheet",
-                                  arguments: .none, isMutation: true, allowedBeforeAuth: false)
+                                  arguments: .none, isMutation: true, access: .changesRoom)
         case .guarded: return Row(usage: "IF <rev> <change>", summary: "run the change only at this revision",
-                                  arguments: .guardedMutation, isMutation: false, allowedBeforeAuth: false)
+                                  arguments: .guardedMutation, isMutation: false, access: .changesRoom)
         case .watch: return Row(usage: "WATCH [rev]", summary: "receive EVENT lines; with rev, resume after it",
-                                arguments: .optionalRevision, isMutation: false, allowedBeforeAuth: false)
+                                arguments: .optionalRevision, isMutation: false, access: .readsRoom)
         case .unwatch: return Row(usage: "UNWATCH", summary: "stop receiving events",
-                                  arguments: .none, isMutation: false, allowedBeforeAuth: false)
+                                  arguments: .none, isMutation: false, access: .anyRole)
         case .join: return Row(usage: "JOIN <room>", summary: "switch room (starts in main)",
-                               arguments: .room, isMutation: false, allowedBeforeAuth: false)
+                               arguments: .room, isMutation: false, access: .entersRoom)
         case .screens: return Row(usage: "SCREENS", summary: "list the catalog",
-                                  arguments: .none, isMutation: false, allowedBeforeAuth: false)
+                                  arguments: .none, isMutation: false, access: .anyRole)
         case .messages: return Row(usage: "MESSAGES", summary: "the catalog's messages",
-                                   arguments: .none, isMutation: false, allowedBeforeAuth: false)
+                                   arguments: .none, isMutation: false, access: .anyRole)
         case .stats: return Row(usage: "STATS", summary: "server figures",
-                                arguments: .none, isMutation: false, allowedBeforeAuth: false)
+                                arguments: .none, isMutation: false, access: .seesEveryRoom)
         case .rooms: return Row(usage: "ROOMS", summary: "rooms with state: ROOM <name> <rev> <route> lines",
-                                arguments: .none, isMutation: false, allowedBeforeAuth: false)
+                                arguments: .none, isMutation: false, access: .anyRole)
         case .ping: return Row(usage: "PING [text]", summary: "answered PONG [text]",
-                               arguments: .text, isMutation: false, allowedBeforeAuth: true)
+                               arguments: .text, isMutation: false, access: .anyone)
         case .hello: return Row(usage: "HELLO [version]", summary: "protocol version check (this server speaks 1)",
-                                arguments: .optionalToken, isMutation: false, allowedBeforeAuth: true)
+                                arguments: .optionalToken, isMutation: false, access: .anyone)
         case .auth: return Row(usage: "AUTH <token>", summary: "authenticate, when the daemon has a token",
-                               arguments: .secret, isMutation: false, allowedBeforeAuth: true)
+                               arguments: .secret, isMutation: false, access: .anyone)
         case .quit: return Row(usage: "QUIT", summary: "close the connection",
-                               arguments: .none, isMutation: false, allowedBeforeAuth: true)
+                               arguments: .none, isMutation: false, access: .anyone)
         case .help: return Row(usage: "HELP", summary: "this list",
-                               arguments: .none, isMutation: false, allowedBeforeAuth: false)
+                               arguments: .none, isMutation: false, access: .anyRole)
+        case .whoami: return Row(usage: "WHOAMI", summary: "this connection: YOU <id> <name> <role> <rooms>",
+                                 arguments: .none, isMutation: false, access: .anyone)
         }
     }
 

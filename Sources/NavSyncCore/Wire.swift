@@ -28,6 +28,11 @@ public enum Wire {
 
     public static let bye: [UInt8] = line("BYE")
 
+    /// (1.2) `WHOAMI`'s answer: `YOU <id> <name> <role> <rooms>`.
+    public static func you(id: String, grant: Grant) -> [UInt8] {
+        line("YOU \(id) \(grant.name) \(grant.role.rawValue) \(grant.roomsText)")
+    }
+
     public static func screens(_ catalog: Catalog) -> [UInt8] {
         var text = ""
         for s in catalog.screens {

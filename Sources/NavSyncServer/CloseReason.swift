@@ -12,6 +12,8 @@ public enum CloseReason: Equatable, Sendable, CustomStringConvertible {
     case authFailed
     /// The daemon is stopping.
     case shutdown
+    /// (1.2) A reload removed the token this connection authenticated with.
+    case tokenRevoked
     /// An HTTP exchange or a WebSocket ended (the reason says how).
     case web(String)
 
@@ -23,6 +25,7 @@ public enum CloseReason: Equatable, Sendable, CustomStringConvertible {
         case .busy: return "over --max-clients"
         case .authFailed: return "too many failed AUTH attempts"
         case .shutdown: return "daemon shutting down"
+        case .tokenRevoked: return "token revoked by a reload"
         case .web(let how): return how
         }
     }

@@ -30,6 +30,7 @@ extension Server {
             .gauge("output_held", fanOut.backlogged.reduce(0) { $0 + ($1.isEnded ? 0 : $1.pendingBytes) },
                    help: "Bytes of output held for all connections, not yet taken by their sockets."),
             .counter("changes", changesMade, help: "New revisions made through this daemon."),
+            .counter("auth_failures", access.failures, help: "Failed AUTH lines and Authorization: Bearer headers."),
             .word("room", room ?? "", help: "The asking connection's room.", scope: .askingRoom),
             .gauge("max_clients", limits.maxClients, help: "The --max-clients limit."),
             .word("persistence", store.persistenceName, help: "Where changes are kept: journal, none or redis."),

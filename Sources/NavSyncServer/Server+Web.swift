@@ -5,12 +5,23 @@ import NavSyncCore
 /// Server+Figures.swift): a room for `/rooms/NAME`, the token, and ending a
 /// session that never spoke the line protocol. Nothing here runs on the line protocol's path.
 extension Server {
-    /// True when connections must `AUTH` (and `/metrics`, `/rooms` need a Bearer token).
-    public var requiresToken: Bool { config.token != nil }
+    /// (1.2) What an HTTP request's Bearer token (nil: none sent) comes to.
+    /// On a daemon without tokens any request holds the anonymous role, a
+    /// token or not, as before 1.2. A wrong one is counted and logged here.
+    public func credential(bearer token: String?, from session: Session) -> Credential {
+        guard let token, access.hasTokens else {
+            return access.anonymous.role == .none ? .missing : .granted(access.anonymous)
+        }
+        if let grant = access.grant(forToken: token) { return .granted(grant) }
+        access.noteFailure("wrong Bearer token", peer: session.label)
+        return .wrong
+    }
 
-    public func acceptsToken(_ token: String) -> Bool {
-        guard let expected = config.token else { return true }
-        return Self.constantTimeEqual(Array(token.utf8), Array(expected.utf8))
+    /// (1.2) `/rooms`: `{"rooms":[{"room":…,"rev":…},…]}`, the rooms with
+    /// state this grant covers, sorted by name.
+    public func roomListJSON(visibleTo grant: Grant) -> [UInt8] {
+        let listed = rooms.changedRoomsByName().filter { grant.covers($0.name) }
+        return Array(RoomDocument.list(listed.map { ($0.name, $0.state.revision) }).utf8)
     }
 
     /// Why the session is ending, once it is; the WebSocket front door turns
@@ -50,6 +61,10 @@ enum RoomDocument {
     static func json(room: String, state: RoomState) -> String {
         "{\"room\":\(quoted(room)),\"rev\":\(state.revision),\"route\":\(quoted(state.route)),"
             + "\"stack\":\(entries(state.stack)),\"sheets\":\(entries(state.sheets))}"
+    }
+
+    static func list(_ rooms: [(name: String, revision: UInt64)]) -> String {
+        "{\"rooms\":[" + rooms.map { "{\"room\":\(quoted($0.name)),\"rev\":\($0.revision)}" }.joined(separator: ",") + "]}"
     }
 
     private static func entries(_ entries: [RouteEntry]) -> String {

@@ -20,6 +20,8 @@ public final class Server {
 
     /// Every room in memory, with the counts of changed rooms and watchers.
     let rooms: RoomRegistry
+    /// (1.2) Grants, the anonymous role and failed credentials, for every door.
+    public let access: AccessPolicy
     var sessions: [ObjectIdentifier: Session] = [:]
     private var nextSessionID = 1
     /// Output queues, the turn's events, the flush and the output budget.
@@ -77,6 +79,8 @@ public final class Server {
         self.store = store
         self.log = log
         self.secondsSinceStart = secondsSinceStart
+        self.access = AccessPolicy(grants: config.grants, anonymous: config.anonymous, log: log,
+                                   seconds: secondsSinceStart)
         self.fanOut = FanOut(limits: config.limits, log: log)
         self.rooms = RoomRegistry(states: loaded, initialStack: catalog.initialStack, limits: config.limits)
         store.delegate = self
@@ -91,7 +95,7 @@ public final class Server {
     @discardableResult
     public func accept(_ connection: Connection) -> Session {
         let session = Session(id: nextSessionID, connection: connection,
-                              authenticated: config.token == nil, maxLineBytes: limits.maxLineBytes,
+                              grant: access.anonymous, maxLineBytes: limits.maxLineBytes,
                               liveCount: liveSessions)
         nextSessionID += 1
         guard sessions.count < limits.maxClients else {
@@ -197,8 +201,8 @@ public final class Server {
         case .tooLong:
             fanOut.reply(session, Wire.error(ProtocolError(.lineTooLong, "line longer than \(limits.maxLineBytes) bytes; discarded")))
         case .line(let line):
-            // Unauthenticated, the verb is judged before the arguments (see `parse`).
-            guard let parsed = parser.parse(line, authenticated: session.authenticated) else { return }
+            // (1.2) The grant judges the verb before the arguments (see `parse`).
+            guard let parsed = parser.parse(line, grant: session.grant, room: session.room) else { return }
             commandsHandled += 1
             if log.isDebugEnabled {
                 log.debug("\(session.label) < \(LoggedLine.text(line))")
@@ -238,7 +242,7 @@ public final class Server {
             watch(session, after: after)
         case .unwatch:
             stopWatching(session)
-            fanOut.reply(session, Wire.ok(state(of: session.room).revision))
+            fanOut.reply(session, Wire.ok(revisionShown(to: session)))
         case .join(let name):
             join(session, name)
             fanOut.reply(session, Wire.state(state(of: name)))
@@ -249,7 +253,7 @@ public final class Server {
         case .stats:
             fanOut.reply(session, Wire.stats(figures(for: session)))
         case .rooms:
-            fanOut.reply(session, Wire.rooms(rooms.changedRoomsByName()))
+            fanOut.reply(session, Wire.rooms(rooms.changedRoomsByName().filter { session.grant.covers($0.name) }))
         case .ping(let text):
             fanOut.reply(session, Wire.pong(text))
         case .hello:
@@ -261,6 +265,8 @@ public final class Server {
             fanOut.end(session, .quit)
         case .help:
             fanOut.reply(session, Wire.help())
+        case .whoami:
+            fanOut.reply(session, Wire.you(id: session.memberID, grant: session.grant))
         }
     }
 
@@ -275,32 +281,68 @@ public final class Server {
         }
     }
 
+    /// (1.2) A good token replaces whatever the connection held (the
+    /// anonymous role or an earlier grant); a wrong one leaves it as it was
+    /// and counts towards the third, which closes the connection.
     private func authenticate(_ session: Session, _ token: String) {
-        guard let expected = config.token else {
+        guard access.hasTokens else {
             fanOut.reply(session, Wire.error(ProtocolError(.badArgs, "this daemon has no token; AUTH is not needed")))
             return
         }
-        if Self.constantTimeEqual(Array(token.utf8), Array(expected.utf8)) {
-            session.authenticated = true
-            fanOut.reply(session, Wire.ok(state(of: session.room).revision))
+        guard let grant = access.grant(forToken: token) else {
+            session.failedAuths += 1
+            access.noteFailure("wrong token on AUTH (\(session.failedAuths) of \(Limits.authAttemptsBeforeClose))",
+                               peer: session.label)
+            fanOut.reply(session, Wire.error(ProtocolError(.authFailed, "wrong token")))
+            if session.failedAuths >= Limits.authAttemptsBeforeClose {
+                fanOut.end(session, .authFailed)
+            }
             return
         }
-        session.failedAuths += 1
-        log.warn("\(session.label) failed AUTH (\(session.failedAuths) of \(Limits.authAttemptsBeforeClose))")
-        fanOut.reply(session, Wire.error(ProtocolError(.authFailed, "wrong token")))
-        if session.failedAuths >= Limits.authAttemptsBeforeClose {
-            fanOut.end(session, .authFailed)
-        }
+        session.credential = token
+        session.grant = grant
+        fanOut.reply(session, Wire.ok(revisionShown(to: session)))
+        leaveRoomIfNoLongerGranted(session)
     }
 
-    /// Compares without an early exit, so timing does not reveal how much of
-    /// a guessed token was right.
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(a.count == b.count ? 0 : 1)
-        for i in 0..<max(a.count, b.count) {
-            difference |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
+    /// The revision an `OK <rev>` carries: the room's, or 0 for a room
+    /// outside the connection's grant, so nothing about it is told.
+    func revisionShown(to session: Session) -> UInt64 {
+        session.grant.covers(session.room) ? state(of: session.room).revision : 0
+    }
+
+    /// After the grant changed: a connection watching a room its grant no
+    /// longer covers stops watching and is told once, unasked (after any
+    /// reply already queued). It stays open and may `JOIN` a granted room.
+    func leaveRoomIfNoLongerGranted(_ session: Session) {
+        guard session.watching, !session.grant.covers(session.room) else { return }
+        stopWatching(session)
+        fanOut.reply(session, Wire.error(ProtocolError(.forbidden, "room revoked")))
+    }
+
+    /// (1.2) A reload of the grants: a connection whose token is gone is told
+    /// `forbidden token revoked` and closed; one whose grant changed holds
+    /// the new one at once. Connections that never authenticated keep the
+    /// anonymous role, which a reload does not change.
+    /// - Returns: how many connections were closed and how many changed grant.
+    @discardableResult
+    public func reload(grants: [GrantsFile.Entry]) -> (revoked: Int, changed: Int) {
+        access.replaceGrants(grants)
+        var revoked = 0, changed = 0
+        for session in sessions.values where !session.isClosing {
+            guard let token = session.credential else { continue }
+            guard let grant = access.grant(forToken: token) else {
+                revoked += 1
+                fanOut.reply(session, Wire.error(ProtocolError(.forbidden, "token revoked")))
+                fanOut.end(session, .tokenRevoked)
+                continue
+            }
+            guard grant != session.grant else { continue }
+            changed += 1
+            session.grant = grant
+            leaveRoomIfNoLongerGranted(session)
         }
-        return difference == 0
+        return (revoked, changed)
     }
 
     // MARK: - Rooms and watchers

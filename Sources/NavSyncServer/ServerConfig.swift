@@ -3,14 +3,26 @@ import NavSyncCore
 /// Everything the server is told at start; the daemon fills it from flags.
 public struct ServerConfig: Sendable {
     public var limits = Limits()
-    /// When set, every connection must `AUTH` with it first.
-    public var token: String?
+    /// (1.2) Every grant (`--tokens`, or `--token-file` as one `control *`
+    /// grant); empty: no token is configured.
+    public var grants: [GrantsFile.Entry]
+    /// (1.2) `--anonymous`; nil takes the default (`control` without tokens,
+    /// `none` with them).
+    public var anonymous: Role?
     /// Reported by `HELLO`, `STATS` and `--version`.
     public var version: String
 
-    public init(version: String, limits: Limits = Limits(), token: String? = nil) {
+    /// - Parameter token: `--token-file`'s secret: the one grant `control *`.
+    public init(version: String, limits: Limits = Limits(), token: String? = nil,
+                grants: [GrantsFile.Entry] = [], anonymous: Role? = nil) {
         self.version = version
         self.limits = limits
-        self.token = token
+        self.grants = grants + (token.map { [Self.soleGrant($0)] } ?? [])
+        self.anonymous = anonymous
+    }
+
+    /// `--token-file`'s one grant: every command in every room, named `control`.
+    public static func soleGrant(_ token: String) -> GrantsFile.Entry {
+        GrantsFile.Entry(token: token, grant: Grant(role: .control, rooms: .every, name: Role.control.rawValue))
     }
 }

@@ -14,7 +14,12 @@ public final class Session {
     let connection: Connection
     var room: String = Server.defaultRoom
     var watching = false
-    var authenticated: Bool
+    /// (1.2) What this connection may do: the anonymous role until a good
+    /// `AUTH`, then its grant (replaced by a later `AUTH` or a reload).
+    var grant: Grant
+    /// The token of the last good `AUTH`, kept to find this connection's
+    /// grant again after a reload. Never logged.
+    var credential: String?
     var failedAuths = 0
     var framer: LineFramer
 
@@ -63,10 +68,10 @@ public final class Session {
         var unsyncedBatch: UInt64 = 0
     }
 
-    init(id: Int, connection: Connection, authenticated: Bool, maxLineBytes: Int, liveCount: LiveCount) {
+    init(id: Int, connection: Connection, grant: Grant, maxLineBytes: Int, liveCount: LiveCount) {
         self.id = id
         self.connection = connection
-        self.authenticated = authenticated
+        self.grant = grant
         self.framer = LineFramer(maxLineBytes: maxLineBytes)
         self.liveCount = liveCount
         liveCount.increment()
@@ -81,4 +86,8 @@ public final class Session {
     var isClosing: Bool { endReason != nil || isEnded }
 
     var label: String { "conn \(id) (\(connection.peerDescription))" }
+
+    /// (1.2) `WHOAMI`'s member id. For now the session number, unique within
+    /// this daemon's run; presence makes it unique across a fleet.
+    var memberID: String { String(id) }
 }

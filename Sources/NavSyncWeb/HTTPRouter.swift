@@ -9,6 +9,8 @@ public enum WebEndpoint: Equatable, Sendable {
     case metrics
     /// `/rooms/NAME`; the name is checked later (a bad one is 400).
     case room(String)
+    /// (1.2) `/rooms`: the rooms with state the caller may see.
+    case roomList
 
     /// Every method served; anything else on a known path is 405.
     public static let allowedMethods = ["GET", "HEAD"]
@@ -21,6 +23,7 @@ public enum WebEndpoint: Equatable, Sendable {
         case "/ws": return .webSocket
         case "/healthz": return .health
         case "/metrics": return .metrics
+        case "/rooms": return .roomList
         default:
             let prefix = "/rooms/"
             guard path.hasPrefix(prefix) else { return nil }
@@ -28,10 +31,11 @@ public enum WebEndpoint: Equatable, Sendable {
         }
     }
 
-    /// `/metrics` and `/rooms/...` show state; with a token they need it.
+    /// `/metrics` and `/rooms...` show state: they need a grant (the
+    /// anonymous role, or a Bearer token's).
     public var needsToken: Bool {
         switch self {
-        case .metrics, .room: return true
+        case .metrics, .room, .roomList: return true
         case .page, .webSocket, .health: return false
         }
     }

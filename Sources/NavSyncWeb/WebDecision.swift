@@ -7,19 +7,28 @@ import NavSyncCore
 ///    framed, and no GET has one).
 /// 2. `Host` not an IP literal, `localhost` or an allowed origin's host: 403.
 /// 3. Unknown path: 404. Known path, method other than GET/HEAD: 405.
-/// 4. `/metrics`, `/rooms/...` on a daemon with a token, without the right
-///    `Authorization: Bearer`: 401.
-/// 5. `/rooms/NAME` with a bad room name: 400.
-/// 6. `/ws`: a GET with a valid upgrade (else 400), from an allowed origin
+/// 4. `/metrics`, `/rooms`, `/rooms/...` without a grant: 401 (no token
+///    and no anonymous role) or a failed Bearer (`wrongToken`).
+/// 5. (1.2) `/metrics` without a grant for every room, `/rooms/NAME` for a
+///    room outside the grant (a bad name too, under a list): 403.
+/// 6. `/rooms/NAME` with a bad room name: 400.
+/// 7. `/ws`: a GET with a valid upgrade (else 400), from an allowed origin
 ///    (else 403).
 public enum WebDecision: Equatable, Sendable {
     case refuse(status: Int, reason: String, close: Bool)
     case serve(WebEndpoint)
     /// Answer 101 with the accept key made from this `Sec-WebSocket-Key`.
     case upgrade(key: String)
+    /// (1.2) `/rooms`: the rooms this grant covers.
+    case listRooms(visibleTo: Grant)
+    /// (1.2) A Bearer token that is no grant's: 401, counted as a failure
+    /// (the third on a connection closes it).
+    case wrongToken
 
-    public static func judge(_ head: HTTPRequestHead, access: WebAccess, tokenRequired: Bool,
-                             tokenMatches: (String) -> Bool) -> WebDecision {
+    /// - Parameter credential: what the request's Bearer token comes to;
+    ///   asked only for the paths that need one.
+    public static func judge(_ head: HTTPRequestHead, access: WebAccess,
+                             credential: () -> Credential) -> WebDecision {
         let readsOnly = WebEndpoint.allowedMethods.contains(head.method)
         if head.hasTransferEncoding && readsOnly {
             return .refuse(status: 400, reason: "Transfer-Encoding on a \(head.method)", close: true)
@@ -35,9 +44,22 @@ public enum WebDecision: Equatable, Sendable {
         guard readsOnly else {
             return .refuse(status: 405, reason: "only GET and HEAD", close: closeAfter)
         }
-        if endpoint.needsToken && tokenRequired {
-            guard let token = WebAccess.bearerToken(head.header("authorization")), tokenMatches(token) else {
-                return .refuse(status: 401, reason: "Authorization: Bearer <token> needed", close: false)
+        if endpoint.needsToken {
+            let grant: Grant
+            switch credential() {
+            case .missing: return .refuse(status: 401, reason: "Authorization: Bearer <token> needed", close: false)
+            case .wrong: return .wrongToken
+            case .granted(let granted): grant = granted
+            }
+            switch endpoint {
+            case .metrics where grant.rooms != .every:
+                return .refuse(status: 403, reason: "/metrics needs a grant for every room", close: false)
+            case .room(let name) where !grant.covers(name):
+                return .refuse(status: 403, reason: "that room is outside this token's grant", close: false)
+            case .roomList:
+                return .listRooms(visibleTo: grant)
+            default:
+                break
             }
         }
         switch endpoint {

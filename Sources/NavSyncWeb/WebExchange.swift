@@ -1,3 +1,4 @@
+import NavSyncCore
 import NavSyncServer
 import UVLoop
 
@@ -28,6 +29,8 @@ final class WebExchange {
     private var headTimer: LoopTimer?
     private var splitter = WebSocketLines.OutputSplitter()
     private var waitingForDrain = false
+    /// (1.2) Wrong Bearer tokens on this connection; the third closes it.
+    private var failedBearers = 0
 
     init(door: WebFrontDoor, server: Server, session: Session, stream: any WebByteStream, loop: EventLoop) {
         self.door = door
@@ -92,9 +95,23 @@ final class WebExchange {
         bodyLeft = head.contentLength
         let headOnly = head.method == "HEAD"
         let closes = !head.wantsKeepAlive
-        let decision = WebDecision.judge(head, access: door.access, tokenRequired: server.requiresToken,
-                                         tokenMatches: { [server] in server.acceptsToken($0) })
+        let decision = WebDecision.judge(head, access: door.access) { [server, session] in
+            server.credential(bearer: WebAccess.bearerToken(head.header("authorization")), from: session)
+        }
         switch decision {
+        case .wrongToken:
+            failedBearers += 1
+            let last = failedBearers >= Limits.authAttemptsBeforeClose
+            respond(.refusal(401, "wrong token", closes: last || closes), headOnly: headOnly,
+                    why: last ? "HTTP 401: third wrong Bearer token" : "HTTP 401: wrong Bearer token")
+        case .listRooms(let grant):
+            guard server.storeIsAvailable else {
+                respond(HTTPResponse(status: 503, body: Array("backplane down".utf8), closesConnection: closes),
+                        headOnly: headOnly, why: "HTTP exchange done")
+                return
+            }
+            respond(HTTPResponse(status: 200, contentType: "application/json", body: server.roomListJSON(visibleTo: grant),
+                                 closesConnection: closes), headOnly: headOnly, why: "HTTP exchange done")
         case .refuse(let status, let reason, let close):
             respond(.refusal(status, reason, closes: close || closes), headOnly: headOnly,
                     why: "HTTP \(status) for \(head.method) \(head.path.prefix(100)): \(reason)")
@@ -128,7 +145,7 @@ final class WebExchange {
             }
             return HTTPResponse(status: 200, contentType: "application/json", body: server.roomJSON(name),
                                 closesConnection: closes)
-        case .webSocket:
+        case .webSocket, .roomList:
             // The decision sends every /ws request to an upgrade or a refusal.
             return .refusal(400, "not a valid WebSocket upgrade", closes: true)
         }
@@ -235,7 +252,7 @@ final class WebExchange {
 
     static func closeCode(for reason: CloseReason?) -> UInt16 {
         switch reason {
-        case .authFailed?: return 1008
+        case .authFailed?, .tokenRevoked?: return 1008
         case .shutdown?: return 1001
         case .busy?: return 1013
         case .transportError?: return 1011

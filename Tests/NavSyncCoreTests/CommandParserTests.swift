@@ -261,14 +261,15 @@ final class CommandParserTests: XCTestCase {
 
     // MARK: - Before AUTH
 
-    func test_parser_unauthenticated_refusesEveryVerbButTheFourBeforeParsing() {
+    func test_parser_unauthenticated_refusesEveryVerbButTheFiveBeforeParsing() {
         let refused = ["GET", "IF 3 SELECT nosuch", "SELECT nosuch", "PUSH red x", "OPEN %%%", "JOIN bad room",
-                       "FROB", "WHOAMI", "HELP", "watch x"]
+                       "FROB", "WHOAMIX", "HELP", "watch x"]
         for line in refused {
             XCTAssertEqual(parser.parse(Array(line.utf8), authenticated: false), .failure(CommandParser.authRequired), line)
         }
         XCTAssertEqual(parser.parse(Array("PING hi".utf8), authenticated: false), .success(.ping(text: "hi")))
         XCTAssertEqual(parser.parse(Array("quit".utf8), authenticated: false), .success(.quit))
+        XCTAssertEqual(parser.parse(Array("whoami".utf8), authenticated: false), .success(.whoami))
         XCTAssertEqual(parser.parse(Array("AUTH t".utf8), authenticated: false), .success(.auth(token: "t")))
         XCTAssertEqual(parser.parse(Array("HELLO 1".utf8), authenticated: false), .success(.hello(version: "1")))
         if case .failure(let error)? = parser.parse(Array("HELLO 9".utf8), authenticated: false) {

@@ -41,7 +41,7 @@ final class WireTests: XCTestCase {
     func test_errorCode_rawValues_matchContract() {
         XCTAssertEqual(ErrorCode.allCases.map(\.rawValue), [
             "unknown-command", "bad-args", "unknown-screen", "bad-route", "at-root", "no-next", "conflict",
-            "line-too-long", "bad-encoding", "auth-required", "auth-failed", "limit", "no-sheet", "busy", "unavailable", "internal",
+            "line-too-long", "bad-encoding", "auth-required", "auth-failed", "limit", "no-sheet", "busy", "forbidden", "unavailable", "internal",
         ])
     }
 

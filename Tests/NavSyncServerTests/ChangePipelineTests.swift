@@ -6,7 +6,7 @@ import NavSyncCore
 /// plays both the server (taking tickets, sending answers) and the store
 /// (answering in whatever order it likes).
 final class ChangePipelineTests: XCTestCase {
-    private let session = Session(id: 1, connection: MemoryConnection(), authenticated: true,
+    private let session = Session(id: 1, connection: MemoryConnection(), grant: .unrestricted,
                                   maxLineBytes: 1024, liveCount: LiveCount())
     private var pipeline = ChangePipeline()
     /// Tickets in the order their answers went out.

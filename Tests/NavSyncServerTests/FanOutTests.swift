@@ -28,7 +28,7 @@ final class FanOutTests: XCTestCase {
     private func session() -> (Session, MemoryConnection) {
         let connection = MemoryConnection()
         defer { nextID += 1 }
-        return (Session(id: nextID, connection: connection, authenticated: true, maxLineBytes: 1024,
+        return (Session(id: nextID, connection: connection, grant: .unrestricted, maxLineBytes: 1024,
                         liveCount: LiveCount()), connection)
     }
 

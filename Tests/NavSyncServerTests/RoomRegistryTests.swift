@@ -13,7 +13,7 @@ final class RoomRegistryTests: XCTestCase {
     }
 
     private func watcher(_ id: Int) -> Session {
-        Session(id: id, connection: MemoryConnection(), authenticated: true, maxLineBytes: 1024, liveCount: LiveCount())
+        Session(id: id, connection: MemoryConnection(), grant: .unrestricted, maxLineBytes: 1024, liveCount: LiveCount())
     }
 
     func test_registry_unchangedRoomReadsAsInitialStackAtZero() {

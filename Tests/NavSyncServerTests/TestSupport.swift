@@ -191,7 +191,8 @@ final class Hub {
 
     init(limits: Limits = Limits(), token: String? = nil, catalog: Catalog = .builtIn,
          rooms: [String: RoomState] = [:], persistence: Journal.SyncPolicy? = nil,
-         storage: MemoryStorage? = nil, store: RoomStore? = nil) throws {
+         storage: MemoryStorage? = nil, store: RoomStore? = nil,
+         grants: [GrantsFile.Entry] = [], anonymous: Role? = nil) throws {
         var journal: Journal?
         var usedStorage: MemoryStorage?
         if let persistence {
@@ -204,7 +205,7 @@ final class Hub {
         var capture: ((LogLevel, String) -> Void)?
         let log = Logger(level: .debug) { level, message in capture?(level, message) }
         var clockReader: (() -> UInt64)?
-        let config = ServerConfig(version: "9.9.9-test", limits: limits, token: token)
+        let config = ServerConfig(version: "9.9.9-test", limits: limits, token: token, grants: grants, anonymous: anonymous)
         if let store {
             server = Server(config: config, catalog: catalog, rooms: rooms, store: store, log: log,
                             secondsSinceStart: { clockReader?() ?? 0 })

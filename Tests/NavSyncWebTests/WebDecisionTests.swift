@@ -18,7 +18,11 @@ final class WebDecisionTests: XCTestCase {
     }
 
     private func judge(_ head: HTTPRequestHead, token: String? = nil) -> WebDecision {
-        WebDecision.judge(head, access: access, tokenRequired: token != nil, tokenMatches: { $0 == token })
+        WebDecision.judge(head, access: access) {
+            guard let token else { return .granted(.unrestricted) }
+            guard let presented = WebAccess.bearerToken(head.header("authorization")) else { return .missing }
+            return presented == token ? .granted(Grant(role: .control, rooms: .every, name: "control")) : .wrong
+        }
     }
 
     private let upgrade = [("upgrade", "websocket"), ("connection", "keep-alive, Upgrade"),
@@ -31,7 +35,7 @@ final class WebDecisionTests: XCTestCase {
         XCTAssertEqual(WebEndpoint.route(path: "/metrics"), .metrics)
         XCTAssertEqual(WebEndpoint.route(path: "/rooms/main"), .room("main"))
         XCTAssertNil(WebEndpoint.route(path: "/index.html"))
-        XCTAssertNil(WebEndpoint.route(path: "/rooms"))
+        XCTAssertEqual(WebEndpoint.route(path: "/rooms"), .roomList)
         XCTAssertEqual(judge(head("/?room=kitchen")), .serve(.page))
     }
 
@@ -62,7 +66,7 @@ final class WebDecisionTests: XCTestCase {
     func testDecision_tokenGuardsMetricsAndRooms() {
         let refused = WebDecision.refuse(status: 401, reason: "Authorization: Bearer <token> needed", close: false)
         XCTAssertEqual(judge(head("/metrics"), token: "s3cret"), refused)
-        XCTAssertEqual(judge(head("/rooms/main", [("authorization", "Bearer wrong")]), token: "s3cret"), refused)
+        XCTAssertEqual(judge(head("/rooms/main", [("authorization", "Bearer wrong")]), token: "s3cret"), .wrongToken)
         XCTAssertEqual(judge(head("/rooms/main", [("authorization", "Basic s3cret")]), token: "s3cret"), refused)
         XCTAssertEqual(judge(head("/metrics", [("authorization", "bearer s3cret")]), token: "s3cret"), .serve(.metrics))
         XCTAssertEqual(judge(head("/"), token: "s3cret"), .serve(.page))

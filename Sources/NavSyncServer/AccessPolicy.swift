@@ -1,0 +1,87 @@
+import NavSyncCore
+
+/// (1.2) Who may do what, for every door: the grants table (token → grant),
+/// what a connection holds before `AUTH` (`--anonymous`), and the record of
+/// failed credentials (the `auth_failures` figure and its rate-limited
+/// `warn` line). The per-line judgement itself is the grant's
+/// (`Grant.refusal`, from the `Verb` table's access column); this type says
+/// which grant a connection holds.
+///
+/// Tokens live only here and in the sessions that presented them; no log
+/// line or reply ever carries one.
+/// Must be used on the loop thread only.
+public final class AccessPolicy {
+    /// Grants by the hash of their token. A hash is seeded per process, so
+    /// the bucket tells an attacker nothing; the token itself is compared in
+    /// constant time (no `==` on the secret).
+    private var buckets: [Int: [GrantsFile.Entry]] = [:]
+    /// How many grants the table holds.
+    public private(set) var grantCount = 0
+    /// What a connection may do before `AUTH`, in every room.
+    public let anonymous: Grant
+    /// Failed `AUTH` lines and Bearer headers since the daemon started.
+    public private(set) var failures: UInt64 = 0
+    private var failuresSinceLastLine: UInt64 = 0
+    private var lastLoggedSecond: UInt64?
+    private let log: Logger
+    private let seconds: () -> UInt64
+
+    /// - Parameters:
+    ///   - grants: every grant; empty means no token is configured.
+    ///   - anonymous: the role before `AUTH`; nil takes the default
+    ///     (`control` without tokens, `none` with them).
+    ///   - seconds: a clock for the one-warning-a-second rule.
+    public init(grants: [GrantsFile.Entry], anonymous: Role?, log: Logger, seconds: @escaping () -> UInt64) {
+        self.anonymous = .anonymous(anonymous ?? (grants.isEmpty ? .control : .none))
+        self.log = log
+        self.seconds = seconds
+        replaceGrants(grants)
+    }
+
+    /// True when tokens are configured: `AUTH` is then a real question.
+    public var hasTokens: Bool { grantCount > 0 }
+
+    /// The grant a token unlocks, nil for a wrong one.
+    public func grant(forToken token: String) -> Grant? {
+        let presented = Array(token.utf8)
+        var found: Grant?
+        // Every candidate in the bucket is compared in full.
+        for entry in buckets[token.hashValue] ?? [] where Self.constantTimeEqual(presented, Array(entry.token.utf8)) {
+            found = entry.grant
+        }
+        return found
+    }
+
+    /// A reload's new table; the caller applies it to open connections.
+    public func replaceGrants(_ grants: [GrantsFile.Entry]) {
+        var table: [Int: [GrantsFile.Entry]] = [:]
+        table.reserveCapacity(grants.count)
+        for entry in grants { table[entry.token.hashValue, default: []].append(entry) }
+        buckets = table
+        grantCount = grants.count
+    }
+
+    /// Counts one failed credential and logs it at `warn` with the peer's
+    /// address, at most one line a second for the whole daemon (the line
+    /// says how many failures it stands for). Never the token.
+    public func noteFailure(_ what: String, peer: String) {
+        failures += 1
+        failuresSinceLastLine += 1
+        let now = seconds()
+        guard lastLoggedSecond != now else { return }
+        lastLoggedSecond = now
+        let count = failuresSinceLastLine
+        failuresSinceLastLine = 0
+        log.warn("auth failure: \(what) from \(peer)" + (count > 1 ? " (\(count) failures since the last such line)" : ""))
+    }
+
+    /// Compares without an early exit, so timing does not reveal how much of
+    /// a guessed token was right.
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for i in 0..<max(a.count, b.count) {
+            difference |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
+        }
+        return difference == 0
+    }
+}
