@@ -1,6 +1,7 @@
 import Glibc
 import NavSyncCore
 import NavSyncServer
+import RedisClient
 import UVLoop
 
 /// (1.2) Where the daemon's grants come from, read at start and on SIGHUP.
@@ -46,5 +47,22 @@ enum GrantsSource {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return nil }
         return "\(path) may be read by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it"
+    }
+}
+
+/// (1.2) `--backplane-auth FILE`: Redis's password, or an ACL user and its
+/// password, from the file's first line. The message of a failure names
+/// the file and never its content.
+func loadBackplaneCredentials(_ path: String) throws(DaemonStartError) -> RedisCredentials {
+    let bytes: [UInt8]?
+    do {
+        bytes = try SyncFile.readAll(path: path)
+    } catch {
+        throw DaemonStartError("backplane auth file \(path): cannot read: \(error)")
+    }
+    guard let bytes else { throw DaemonStartError("backplane auth file \(path): no such file") }
+    switch RedisCredentials.parse(bytes) {
+    case .success(let credentials): return credentials
+    case .failure(let problem): throw DaemonStartError("backplane auth file \(path): \(problem.reason)")
     }
 }

@@ -86,6 +86,13 @@ if let endpoint = options.backplane {
     var settings = RedisRoomStore.Settings(endpoint: endpoint, keys: keys,
                                            historyLength: options.limits.historyCount, replaceCatalog: options.replaceCatalog)
     settings.historyBytes = options.limits.historyBytes
+    if let path = options.backplaneAuthPath {
+        do {
+            settings.credentials = try loadBackplaneCredentials(path)
+        } catch {
+            fail(error.description, status: 1)
+        }
+    }
     let store = RedisRoomStore(loop: loop, settings: settings, log: log)
     server = Server(config: config, catalog: catalog, rooms: [:], store: store, log: log,
                     secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 })
