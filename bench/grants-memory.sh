@@ -24,10 +24,11 @@ grants() {
     chmod 600 "$file"
 }
 
-# rss FILE: the daemon's VmRSS in KiB once it listens.
+# rss FILE: sets RSS to the daemon's VmRSS in KiB once it listens. Not run
+# in a command substitution: the daemon would hold that pipe open.
 rss() {
     local log="$work/log"
-    "$BIN/navsyncd" --listen 127.0.0.1:0 --state none --tokens "$1" --log-level warn 2>"$log" &
+    "$BIN/navsyncd" --listen 127.0.0.1:0 --state none --tokens "$1" --log-level warn 2>"$log" >/dev/null &
     pid=$!
     for _ in $(seq 1 500); do
         grep -q "listening on" "$log" && break
@@ -35,8 +36,11 @@ rss() {
     done
     grep -q "listening on" "$log" || { echo "navsyncd did not start: $(cat "$log")" >&2; exit 1; }
     sleep 0.2
-    awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status"
-    kill "$pid"; wait "$pid" 2>/dev/null || true
+    RSS=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
+    kill "$pid"
+    for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
     pid=""
 }
 
@@ -44,8 +48,8 @@ grants "$work/one" 1 every
 for kind in every list; do
     grants "$work/many" "$N" "$kind"
     for run in $(seq 1 "$RUNS"); do
-        one=$(rss "$work/one")
-        many=$(rss "$work/many")
+        rss "$work/one"; one=$RSS
+        rss "$work/many"; many=$RSS
         echo "$kind run $run: 1 grant $one KiB, $N grants $many KiB: $(( (many - one) * 1024 / (N - 1) )) B per grant"
     done
 done
