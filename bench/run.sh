@@ -6,6 +6,8 @@
 # bench/results/fanout.png. Only loopback traffic; every server it starts is
 # stopped again by its PID.
 #
+# SYSTEMS may add navsync-grants: navsyncd with --tokens, watchers holding
+# view grants (the cost of the access check beside the plain navsync rows).
 # Knobs (environment): NS, RUNS, SYSTEMS, M (closed-loop changes),
 # K (changes per burst), BIN (where navsyncd and navsync-bench are),
 # OUT (results directory), PORT_BASE, BASE_BIN (a directory holding an older
@@ -64,6 +66,14 @@ if [ "$(ulimit -n)" -lt 10100 ]; then
 fi
 
 mkdir -p "$OUT" "$LOGS"
+# (1.2) navsync-grants: the same daemon with --tokens; every watcher AUTHs with
+# a view grant and the actor with a control grant, both for the room `main`
+# only, so each line's check looks the room up in the grant's list.
+GRANTS="$LOGS/grants"
+VIEW_TOKEN=bench-view-token-0000000001
+CONTROL_TOKEN=bench-control-token-00000001
+printf 'control main %s\nview main %s\n' "$CONTROL_TOKEN" "$VIEW_TOKEN" > "$GRANTS"
+chmod 600 "$GRANTS"
 rm -f "$OUT"/run-*.json "$OUT"/plot-*.dat
 
 STARTED=()
@@ -81,6 +91,8 @@ start_server() {
     case $system in
         navsync|navsync-ws) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --log-level warn 2>"$log" & ;;
+        navsync-grants) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
+                     --tokens "$GRANTS" --log-level warn 2>"$log" & ;;
         baseline) "$BASE_BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --log-level warn 2>"$log" & ;;
         redis)   redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
@@ -124,7 +136,13 @@ for n in $NS; do
                 port=$((port + 1))
                 start_server "$system" "$port"
                 speak=$system; [ "$system" = baseline ] && speak=navsync
+                tokens=()
+                if [ "$system" = navsync-grants ]; then
+                    speak=navsync
+                    tokens=(--watcher-token "$VIEW_TOKEN" --actor-token "$CONTROL_TOKEN")
+                fi
                 if "$BIN/navsync-bench" --system "$speak" --label "$system" --port "$port" --pid "$SERVER_PID" \
+                        "${tokens[@]}" \
                         -n "$n" -m "$M" -k "$K" --run "$run" --timeout 300 --quiet \
                         --json "$OUT/run-$system-$n-$run.json"; then
                     ok=true

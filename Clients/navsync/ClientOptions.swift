@@ -191,7 +191,7 @@ struct ClientOptions {
             switch request.expectation {
             case .ok: return .oneShot(request, .revision)
             case .state: return .oneShot(request, .route)
-            case .listing: return .oneShot(request, .listing)
+            case .listing, .identity: return .oneShot(request, .listing)
             case .pong: return .oneShot(request, .pong)
             }
         }

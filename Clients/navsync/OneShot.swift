@@ -67,6 +67,9 @@ enum OneShot {
         case .pong(let text):
             Output.out(text.isEmpty ? "PONG\n" : "PONG \(text)\n")
             return 0
+        case .identity(let identity):
+            Output.out("\(identity.id) \(identity.name) \(identity.role) \(identity.rooms)\n")
+            return 0
         case .error(let error):
             Output.err(error.line)
             if let hint = hint(for: error) { Output.complain(hint) }
@@ -91,6 +94,8 @@ enum OneShot {
             return "this daemon needs a token: --token-file FILE (FILE's first line is the token)"
         case ErrorCode.authFailed.rawValue:
             return "the daemon refused the token; check the --token-file"
+        case ErrorCode.forbidden.rawValue:
+            return "this token's grant does not allow that (a view grant, or a room outside its rooms)"
         default:
             return nil
         }

@@ -8,7 +8,9 @@
 //     and the depth limit (stack and sheets together);
 //   - WATCH <rev> takes exactly the decimal numbers that fit in 64 bits;
 //   - before AUTH, a line is bad-encoding, auth-required, or (for AUTH PING
-//     HELLO QUIT only) answered exactly as after AUTH: nothing else leaks.
+//     HELLO QUIT WHOAMI only) answered exactly as after AUTH: nothing else leaks;
+//   - (1.2) with a view grant, a line is forbidden exactly when its verb
+//     changes a room (or is IF), and otherwise answered as with control.
 import NavSyncCore
 
 /// The codes that can be judged from the line and the catalog alone.
@@ -45,10 +47,21 @@ public func fuzzParser(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
     case .failure(let error)? where error.code == .badEncoding:
         require(result == .failure(error), "bad-encoding comes before auth-required", line.shown)
     case let early? where verb?.row.allowedBeforeAuth == true:
-        require(early == result, "AUTH PING HELLO QUIT are answered before AUTH as after", "\(line.shown): \(early)")
+        require(early == result, "AUTH PING HELLO QUIT WHOAMI are answered before AUTH as after", "\(line.shown): \(early)")
     case let early?:
         require(early == .failure(CommandParser.authRequired), "every other line is auth-required before AUTH",
                 "\(line.shown): \(early)")
+    }
+
+    let viewer = parser.parse(line, grant: Grant(role: .view, rooms: .every, name: "view"), room: "main")
+    switch viewer {
+    case .failure(let error)? where error.code == .badEncoding:
+        require(result == .failure(error), "bad-encoding comes before forbidden", line.shown)
+    case .failure(let error)? where error.code == .forbidden:
+        require(verb?.row.access.role == .control, "only changes are forbidden to a viewer", line.shown)
+    default:
+        require(verb?.row.access.role != .control, "a viewer's change is forbidden", line.shown)
+        require(viewer == result, "a viewer's other lines are answered as a controller's", line.shown)
     }
 
     switch result {
@@ -87,7 +100,7 @@ private func check(_ command: Command, parser: CommandParser, catalog: Catalog, 
             let again = parser.parse(Array("WATCH \(after)".utf8))
             require(again == .success(command), "a parsed WATCH <rev> written back parses the same", line.shown)
         }
-    case .get, .unwatch, .screens, .messages, .rooms, .stats, .quit, .help:
+    case .get, .unwatch, .screens, .messages, .rooms, .stats, .quit, .help, .whoami:
         break
     }
 }

@@ -223,7 +223,8 @@ extension RedisRoomStore {
     /// A connection of the current attempt was lost or could not be made.
     func lost(_ attempt: RedisAttempt, _ reason: String) {
         guard attempt === self.attempt else { return }
-        goDown("redis at \(settings.endpoint) unreachable: \(reason)")
+        // A refused AUTH reached Redis: it is not "unreachable", and the reason says so.
+        goDown(reason.hasPrefix("redis refused") ? reason : "redis at \(settings.endpoint) unreachable: \(reason)")
     }
 
     /// Something Redis said cannot be trusted: start the connection over,

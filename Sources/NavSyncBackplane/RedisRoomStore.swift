@@ -33,6 +33,8 @@ public final class RedisRoomStore: RoomStore {
         /// Take this daemon's catalog as the fleet's instead of refusing to start.
         public var replaceCatalog: Bool
         public var replyTimeoutMilliseconds: UInt64 = 5_000
+        /// (1.2) `--backplane-auth`: sent with `AUTH` on every connection, reconnects included.
+        public var credentials: RedisCredentials?
 
         public init(endpoint: RedisEndpoint, keys: BackplaneKeys, historyLength: Int, replaceCatalog: Bool) {
             self.endpoint = endpoint
@@ -106,7 +108,7 @@ public final class RedisRoomStore: RoomStore {
         self.init(loop: loop, settings: settings, log: log) { onReady, onGone in
             RedisConnection(loop: loop, endpoint: settings.endpoint,
                             replyTimeoutMilliseconds: settings.replyTimeoutMilliseconds,
-                            onReady: onReady, onGone: onGone)
+                            credentials: settings.credentials, onReady: onReady, onGone: onGone)
         }
     }
 

@@ -39,6 +39,8 @@ public struct ClientRequest: Equatable, Sendable {
     /// The rooms with state (`ROOMS`, a navsync addition to the contract).
     public static let rooms = ClientRequest(.rooms)
     public static func ping(_ text: String) -> ClientRequest { ClientRequest(.ping, [text]) }
+    /// (1.2) Who this connection is: `YOU <id> <name> <role> <rooms>`.
+    public static let whoami = ClientRequest(.whoami)
 
     /// What the daemon answers with when the command succeeds.
     public enum Expectation: Equatable, Sendable {
@@ -50,6 +52,8 @@ public struct ClientRequest: Equatable, Sendable {
         case pong
         /// Item lines, then `END`.
         case listing
+        /// (1.2) `YOU <id> <name> <role> <rooms>`
+        case identity
     }
 
     /// The protocol line, without its `\n`, written by the protocol table.
@@ -62,6 +66,7 @@ public struct ClientRequest: Equatable, Sendable {
         switch verb {
         case .get: return .state
         case .ping: return .pong
+        case .whoami: return .identity
         default: return .listing  // SCREENS, STATS, ROOMS: the other verbs a request is made of
         }
     }

@@ -15,6 +15,9 @@ public struct SyncClientOptions: Sendable, Equatable {
     public var loadCatalog: Bool
     /// Ask for `STATS` with every heartbeat (for the watcher count).
     public var pollStats: Bool
+    /// (1.2) Ask `WHOAMI` on every connection, after `AUTH`, so the caller
+    /// knows whether it may change the room (`identity`).
+    public var askIdentity = false
     /// Come back after a lost connection; otherwise the first loss stops the client.
     public var reconnect: Bool
     /// Keep trying when the very first connection cannot be made. Off, a
@@ -50,7 +53,10 @@ public struct SyncClientOptions: Sendable, Equatable {
 
     /// The full-screen client: watches, knows the catalog and the watcher count, never gives up.
     public static func interactive(room: String?, token: String?) -> SyncClientOptions {
-        SyncClientOptions(room: room, token: token, watch: true, loadCatalog: true, pollStats: true, reconnect: true)
+        var options = SyncClientOptions(room: room, token: token, watch: true, loadCatalog: true, pollStats: true,
+                                        reconnect: true)
+        options.askIdentity = true
+        return options
     }
 
     /// `navsync watch`: a stream of changes that survives daemon restarts;
@@ -91,6 +97,8 @@ public enum Reply: Equatable, Sendable {
     /// The item lines of a listing, without the closing `END`.
     case listing([String])
     case pong(String)
+    /// (1.2) `WHOAMI`'s answer.
+    case identity(Identity)
     case error(ServerError)
     /// The daemon answered with something this client does not understand here.
     case unexpected(String)
@@ -132,6 +140,10 @@ public enum ClientNote: Equatable, Sendable {
     case catalog([CatalogEntry])
     /// `STAT` keys and values, from the heartbeat's `STATS`.
     case stats([String: String])
+    /// (1.2) Who this connection is, from `WHOAMI` on every connection
+    /// (with `askIdentity`); nil when the daemon is older than 1.2 and has
+    /// no `WHOAMI` (it then lets a connection do everything its token does).
+    case identity(Identity?)
     case reply(RequestID, Reply)
     /// An `ERR` that answers none of the caller's requests (a refused greeting, `busy`).
     case serverError(ServerError)
@@ -176,6 +188,9 @@ public enum ClientAction: Equatable, Sendable {
 public struct SyncClient {
     enum Purpose: Equatable {
         case auth, join, catalog, messages, heartbeat, stats
+        /// (1.2) `WHOAMI`, asked with the greeting but not one of them: an
+        /// older daemon's `unknown-command` must not stop the client.
+        case identity
         /// `SCREENS` and `MESSAGES` again after the daemon said `CATALOG`.
         case catalogReload, messagesReload
         case watch(resync: Bool)
@@ -205,6 +220,8 @@ public struct SyncClient {
     public private(set) var catalog: [CatalogEntry] = []
     /// Watchers of this room, from the last `STATS`.
     public private(set) var watchers: Int?
+    /// (1.2) This connection's identity and grant, from the last `WHOAMI`.
+    public private(set) var identity: Identity?
     /// How the latest reconnect's watch began; nil until a reconnect has resumed.
     public private(set) var lastResume: ResumeOutcome?
 
@@ -279,6 +296,7 @@ public struct SyncClient {
         }
         if let token = options.token { ask("AUTH \(token)", .auth, .ok) }
         if let room = options.room, room != Names.defaultRoom { ask("JOIN \(room)", .join, .state) }
+        if options.askIdentity { ask(Verb.whoami.line(), .identity, .identity) }
         if options.loadCatalog {
             ask(Verb.screens.line(), .catalog, .listing)
             ask(Verb.messages.line(), .messages, .listing)
@@ -290,7 +308,7 @@ public struct SyncClient {
                 ask(Verb.watch.line(), .watch(resync: false), .state)
             }
         }
-        greetingsLeft = pending.count
+        greetingsLeft = pending.filter(\.purpose.isGreeting).count
         if options.pollStats { ask("STATS", .stats, .listing) }
         for (id, request) in queued {
             ask(request.line, .user(id), request.expectation)
@@ -362,6 +380,8 @@ public struct SyncClient {
             return complete(.ok(revision: revision), now: now)
         case (.pong(let text), .pong):
             return complete(.pong(text), now: now)
+        case (.you(let identity), .identity):
+            return complete(.identity(identity), now: now)
         case (.state(let revision, let route), .state):
             switch Route.decode(route) {
             case .success(let navigation): return complete(.state(RoomState(navigation, revision: revision)), now: now)
@@ -524,6 +544,13 @@ public struct SyncClient {
             snapshot = state
             lastResume = .resynced
             actions.append(.note(.snapshot(state, .resync)))
+        case (.identity, .identity(let identity)):
+            self.identity = identity
+            actions.append(.note(.identity(identity)))
+        case (.identity, _):
+            // A daemon before 1.2 has no WHOAMI: it allows everything a token does.
+            self.identity = nil
+            actions.append(.note(.identity(nil)))
         case (.stats, .listing(let lines)):
             var figures: [String: String] = [:]
             for line in lines {

@@ -15,6 +15,27 @@ public struct ServerError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String { line }
 }
 
+/// (1.2) `YOU <id> <name> <role> <rooms>`: who this connection is to the
+/// daemon (`WHOAMI`). The role is kept as the daemon wrote it.
+public struct Identity: Equatable, Sendable {
+    public var id: String
+    public var name: String
+    /// `control`, `view` or `none`.
+    public var role: String
+    /// `*`, a comma list, or `-`.
+    public var rooms: String
+
+    public init(id: String, name: String, role: String, rooms: String) {
+        self.id = id
+        self.name = name
+        self.role = role
+        self.rooms = rooms
+    }
+
+    /// True when this connection may not change a room (a `view` grant, or none).
+    public var isViewer: Bool { role != Role.control.rawValue }
+}
+
 /// One line the daemon sent, classified by its first token. Parsing never
 /// fails: a line the client does not understand is `.other`.
 public enum ServerLine: Equatable, Sendable {
@@ -34,6 +55,8 @@ public enum ServerLine: Equatable, Sendable {
     case item(String)
     case end
     case bye
+    /// (1.2) The answer to `WHOAMI`.
+    case you(Identity)
     case other(String)
 
     public static func parse(_ line: String) -> ServerLine {
@@ -65,6 +88,10 @@ public enum ServerLine: Equatable, Sendable {
         case "SCREEN", "STAT", "MESSAGE", "ROOM": return .item(line)
         case "END": return rest.isEmpty ? .end : .other(line)
         case "BYE": return .bye
+        case "YOU":
+            let fields = rest.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count == 4 else { return .other(line) }
+            return .you(Identity(id: String(fields[0]), name: String(fields[1]), role: String(fields[2]), rooms: String(fields[3])))
         default: return .other(line)
         }
     }

@@ -12,8 +12,11 @@ enum EngineEvent: Sendable, Equatable {
     /// One change, with the state after it.
     case event(RoomState, op: String)
     case reply(Ticket, Reply)
-    /// An `ERR` that answers no mutation: a refused greeting, `busy`.
+    /// An `ERR` that answers no mutation: a refused greeting, `busy`,
+    /// (1.2) a revoked token or room.
     case serverError(ServerError)
+    /// (1.2) `WHOAMI`'s answer on a new connection; nil from a daemon before 1.2.
+    case identity(Identity?)
     /// The loop thread has closed everything and ended.
     case finished
 

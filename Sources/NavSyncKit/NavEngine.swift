@@ -174,6 +174,8 @@ private final class LoopSide {
             engine.emit(.reply(ticket, reply))
         case .serverError(let error):
             engine.emit(.serverError(error))
+        case .identity(let identity):
+            engine.emit(.identity(identity))
         case .gap, .catalog, .stats, .continued:
             // The resync that follows a gap is what the object shows; after
             // `CONTINUE` the replayed events come as ordinary events.

@@ -37,6 +37,9 @@ public final class SharedNavigation<Screen: NavScreen> {
     public private(set) var revision: UInt64 = 0
     /// Where the connection stands.
     public private(set) var connection: NavConnectionState = .idle
+    /// (1.2) What this connection's grant lets it do, from `WHOAMI`: `.view`
+    /// until `start()` returns; `.control` against a daemon before 1.2.
+    public private(set) var role: NavRole = .view
 
     @ObservationIgnored private let address: String
     @ObservationIgnored private let room: String
@@ -113,7 +116,9 @@ public final class SharedNavigation<Screen: NavScreen> {
         lastServerError = nil
         engineGeneration += 1
         let generation = engineGeneration
-        let engine = NavEngine(endpoints: endpoints, options: .stream(room: room, token: token)) { [weak self] events in
+        var options = SyncClientOptions.stream(room: room, token: token)
+        options.askIdentity = true
+        let engine = NavEngine(endpoints: endpoints, options: options) { [weak self] events in
             self?.receive(events, from: generation)
         }
         self.engine = engine
@@ -223,6 +228,7 @@ public final class SharedNavigation<Screen: NavScreen> {
             case .event(let state, let op): show(state, op: NavOp(rawValue: op) ?? .state)
             case .reply(let ticket, let reply): answer(ticket, reply)
             case .serverError(let error): refused(error)
+            case .identity(let identity): role = identity.map { $0.isViewer ? .view : .control } ?? .control
             case .finished: engineFinished()
             }
         }
@@ -273,6 +279,11 @@ public final class SharedNavigation<Screen: NavScreen> {
         lastServerError = error
         // `busy` comes unasked right before the daemon closes: at start, that is a refusal.
         if isStarting, error.code == ErrorCode.busy.rawValue {
+            fail(reason: error.line, error: .server(code: error.code, message: error.message))
+        }
+        // (1.2) A token or room revoked while running: retrying would be refused again.
+        if error.code == ErrorCode.forbidden.rawValue,
+           error.message.hasPrefix("token revoked") || error.message.hasPrefix("room revoked") {
             fail(reason: error.line, error: .server(code: error.code, message: error.message))
         }
     }

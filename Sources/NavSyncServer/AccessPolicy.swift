@@ -17,6 +17,8 @@ public final class AccessPolicy {
     private var buckets: [Int: [GrantsFile.Entry]] = [:]
     /// How many grants the table holds.
     public private(set) var grantCount = 0
+    /// True when a token file is configured: `AUTH` is then a real question.
+    public let hasTokens: Bool
     /// What a connection may do before `AUTH`, in every room.
     public let anonymous: Grant
     /// Failed `AUTH` lines and Bearer headers since the daemon started.
@@ -27,19 +29,19 @@ public final class AccessPolicy {
     private let seconds: () -> UInt64
 
     /// - Parameters:
-    ///   - grants: every grant; empty means no token is configured.
+    ///   - grants: every grant.
+    ///   - tokensConfigured: a token file was given (even one with no grant).
     ///   - anonymous: the role before `AUTH`; nil takes the default
     ///     (`control` without tokens, `none` with them).
     ///   - seconds: a clock for the one-warning-a-second rule.
-    public init(grants: [GrantsFile.Entry], anonymous: Role?, log: Logger, seconds: @escaping () -> UInt64) {
-        self.anonymous = .anonymous(anonymous ?? (grants.isEmpty ? .control : .none))
+    public init(grants: [GrantsFile.Entry], tokensConfigured: Bool, anonymous: Role?, log: Logger,
+                seconds: @escaping () -> UInt64) {
+        hasTokens = tokensConfigured
+        self.anonymous = .anonymous(anonymous ?? (tokensConfigured ? .none : .control))
         self.log = log
         self.seconds = seconds
         replaceGrants(grants)
     }
-
-    /// True when tokens are configured: `AUTH` is then a real question.
-    public var hasTokens: Bool { grantCount > 0 }
 
     /// The grant a token unlocks, nil for a wrong one.
     public func grant(forToken token: String) -> Grant? {

@@ -79,7 +79,8 @@ public final class Server {
         self.store = store
         self.log = log
         self.secondsSinceStart = secondsSinceStart
-        self.access = AccessPolicy(grants: config.grants, anonymous: config.anonymous, log: log,
+        self.access = AccessPolicy(grants: config.grants, tokensConfigured: config.tokensConfigured,
+                                   anonymous: config.anonymous, log: log,
                                    seconds: secondsSinceStart)
         self.fanOut = FanOut(limits: config.limits, log: log)
         self.rooms = RoomRegistry(states: loaded, initialStack: catalog.initialStack, limits: config.limits)

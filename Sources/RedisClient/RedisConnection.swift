@@ -34,8 +34,13 @@ public final class RedisConnection: RedisLink {
     /// Starts connecting. `onReady` runs once the connection can take
     /// commands (after `SELECT` when the endpoint names a database);
     /// `onGone` runs once when it fails or is lost, never after `close()`.
+    /// (1.2) With `credentials`, `AUTH` is the first command of the
+    /// connection; a refusal ends it with Redis's reason (which never holds
+    /// the password).
     public init(loop: EventLoop, endpoint: RedisEndpoint, replyTimeoutMilliseconds: UInt64 = 5_000,
+                credentials: RedisCredentials? = nil,
                 onReady: @escaping () -> Void, onGone: @escaping (String) -> Void) {
+        self.credentials = credentials
         self.loop = loop
         self.replyTimeoutMilliseconds = replyTimeoutMilliseconds
         self.onReady = onReady
@@ -86,6 +91,7 @@ public final class RedisConnection: RedisLink {
     }
 
     private var pendingDatabase = 0
+    private let credentials: RedisCredentials?
     private var startedAt: UInt64 = 0
 
     deinit {
@@ -169,6 +175,18 @@ public final class RedisConnection: RedisLink {
             finish(reason.isEmpty ? "cannot connect" : reason)
             return
         }
+        if let credentials, let context {
+            _ = issue(context, credentials.authArguments) { [unowned self] reply in
+                if case .status = reply { self.selectDatabase() } else {
+                    self.drop("redis refused AUTH as \(credentials): \(reply?.errorText ?? "no reply")")
+                }
+            }
+        } else {
+            selectDatabase()
+        }
+    }
+
+    private func selectDatabase() {
         if pendingDatabase != 0, let context {
             _ = issue(context, [Array("SELECT".utf8), Array(String(pendingDatabase).utf8)]) { [unowned self] reply in
                 if case .status = reply { self.becomeReady() } else {

@@ -34,6 +34,8 @@ final class Bench {
     private var actor: StreamConnection?
     private var actorScanner = LineScanner()
     private var actorAcknowledgements = 0
+    /// The `OK` of the actor's `AUTH` (with `--actor-token`) is no change's.
+    private var actorAuthAnswered = false
     private var changesSent = 0
     private var screenIndex = 0
 
@@ -73,7 +75,7 @@ final class Bench {
     init(loop: EventLoop, options: BenchOptions, finish: @escaping (Result<RunResult, BenchError>) -> Void) {
         self.loop = loop
         self.options = options
-        self.wire = Wire(system: options.system)
+        self.wire = Wire(system: options.system, watcherToken: options.watcherToken, actorToken: options.actorToken)
         self.finish = finish
         self.timer = LoopTimer(loop: loop)
     }
@@ -318,7 +320,12 @@ final class Bench {
         var failed = false
         actorScanner.scan(bytes) { b0, b1 in
             switch wire.actorLine(b0, b1) {
-            case .changeAcknowledged: actorAcknowledgements += 1
+            case .changeAcknowledged:
+                if wire.actorToken != nil && !actorAuthAnswered {
+                    actorAuthAnswered = true
+                } else {
+                    actorAcknowledgements += 1
+                }
             case .ping: pings += 1
             case .error: failed = true
             default: break

@@ -42,6 +42,9 @@ struct BenchOptions {
     /// Run number within a configuration, for the file name and the report.
     var runIndex = 1
     var quiet = false
+    /// (1.2) `--watcher-token`, `--actor-token`: navsync over TCP, `AUTH` first.
+    var watcherToken: String?
+    var actorToken: String?
 
     static let usage = """
         usage: navsync-bench [run] [options]           run the fan-out workload once
@@ -73,11 +76,13 @@ struct BenchOptions {
           --run I                             run number recorded in the result (default 1)
           --json FILE                         write the result as JSON
           --quiet                             no progress on stderr
+          --watcher-token T --actor-token T   navsync: watchers and the actor AUTH with these first
         """
 
     /// `-n`, `-m` and `-k` are short for `--watchers`, `--rounds` and `--burst`.
     static let spec = CommandLineSpec(
         valued: ["system", "label", "host", "port", "pid", "ports", "helpers", "control-port", "leader", "watchers", "rounds", "warmup", "burst", "burst-deliveries",
+                 "watcher-token", "actor-token",
                  "min-bursts", "max-bursts", "max-burst-seconds", "connect-batch", "timeout", "run", "json"],
         switches: ["quiet", "help"],
         shortAliases: ["n": "watchers", "m": "rounds", "k": "burst", "h": "help"])
@@ -125,6 +130,11 @@ struct BenchOptions {
         options.runIndex = try number("run") ?? options.runIndex
         options.jsonPath = parsed.last("json")
         options.quiet = parsed.has("quiet")
+        options.watcherToken = parsed.last("watcher-token")
+        options.actorToken = parsed.last("actor-token")
+        if (options.watcherToken != nil || options.actorToken != nil) && options.system != .navsync {
+            throw CommandLineSpec.UsageError("--watcher-token and --actor-token are for --system navsync")
+        }
         options.maxBursts = max(options.maxBursts, options.minBursts)
         return options
     }

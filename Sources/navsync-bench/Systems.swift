@@ -35,6 +35,10 @@ enum LineKind {
 
 struct Wire {
     let system: System
+    /// (1.2) navsync over TCP: the token each watcher sends with `AUTH`
+    /// before `WATCH` (a view grant), and the actor's (a control grant).
+    var watcherToken: String? = nil
+    var actorToken: String? = nil
     /// The channel / subject / room every watcher follows.
     static let channel = "navbench"
     static let screens = ["green", "red"]
@@ -43,7 +47,7 @@ struct Wire {
     var subscribe: [UInt8] {
         switch system {
         case .navsync, .floor:
-            Array("WATCH\n".utf8)
+            Array(((watcherToken.map { "AUTH \($0)\n" } ?? "") + "WATCH\n").utf8)
         case .navsyncWebSocket:
             Self.upgradeRequest + Self.maskedText("WATCH")
         case .redis:
@@ -57,6 +61,7 @@ struct Wire {
     var actorHello: [UInt8] {
         switch system {
         case .nats: Array("CONNECT {\"verbose\":false,\"pedantic\":false}\r\n".utf8)
+        case .navsync: Array((actorToken.map { "AUTH \($0)\n" } ?? "").utf8)
         default: []
         }
     }
@@ -115,6 +120,8 @@ struct Wire {
             // EVENT ... / STATE ... (first one: the WATCH reply; later ones: a resync) / ERR ...
             if b0 == UInt8(ascii: "E") { return b1 == UInt8(ascii: "V") ? .event : .error }
             if b0 == UInt8(ascii: "S") { return .subscribed }
+            // The `OK` of a watcher's AUTH.
+            if b0 == UInt8(ascii: "O") && watcherToken != nil { return .ignore }
             return .error
         case .redis:
             // *3 / $7 / message / $8 / navbench / $N / payload; the SUBSCRIBE reply has a

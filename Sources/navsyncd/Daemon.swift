@@ -33,6 +33,8 @@ final class Daemon {
     private let keepaliveSeconds: Int
     /// The fleet's store when the rooms live in Redis: a reload goes through it.
     private let backplane: RedisRoomStore?
+    /// (1.2) The grants file, read again on SIGHUP; nil: no token.
+    var grantsSource: GrantsSource?
 
     init(loop: EventLoop, server: Server, log: Logger, screensPath: String?, door: WebFrontDoor, keepaliveSeconds: Int,
          backplane: RedisRoomStore? = nil) {
@@ -125,7 +127,10 @@ final class Daemon {
                 let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
                 signals.append(try SignalWatcher(loop: loop, signal: signal) { [unowned self] in self.stop(because: name) })
             }
-            signals.append(try SignalWatcher(loop: loop, signal: SIGHUP) { [unowned self] in self.reloadCatalog() })
+            signals.append(try SignalWatcher(loop: loop, signal: SIGHUP) { [unowned self] in
+                self.reloadCatalog()
+                self.reloadGrants()
+            })
         } catch {
             log.error("cannot install signal handlers: \(error)")
         }
@@ -163,6 +168,21 @@ final class Daemon {
             }
         } catch {
             log.error("SIGHUP: kept the old catalog: \(error)")
+        }
+    }
+
+    /// (1.2) Revoked tokens are closed, changed grants apply at once; a file
+    /// that cannot be read or parsed keeps the old grants.
+    private func reloadGrants() {
+        guard let grantsSource else { return }
+        do {
+            let grants = try grantsSource.load()
+            if let warning = grantsSource.exposureWarning { log.warn("SIGHUP: \(warning)") }
+            let outcome = server.reload(grants: grants)
+            log.info("SIGHUP: \(grants.count) grants reloaded from \(grantsSource.path); "
+                     + "\(outcome.revoked) connections closed (token revoked), \(outcome.changed) given a changed grant")
+        } catch {
+            log.error("SIGHUP: kept the old grants: \(error)")
         }
     }
 

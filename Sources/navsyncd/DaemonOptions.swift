@@ -1,4 +1,5 @@
 import GNUFlags
+import Glibc
 import NavSyncCore
 import NavSyncBackplane
 import NavSyncServer
@@ -29,11 +30,19 @@ struct DaemonOptions {
     var replaceCatalog = false
     var wantsHelp = false
     var wantsVersion = false
+    // (1.2) Access.
+    /// `--tokens` or `--token-file`: where the grants come from; nil: no token.
+    var grants: GrantsSource?
+    /// `--anonymous`; nil takes the default (control without tokens, none with).
+    var anonymous: Role?
+    /// `--backplane-auth`: the file holding Redis's password (or user and password).
+    var backplaneAuthPath: String?
 
     static let spec = CommandLineSpec(
         valued: ["listen", "unix", "state", "screens", "token-file", "max-clients", "max-line",
                  "max-pending", "max-output-memory", "max-depth", "max-rooms", "fsync", "history", "history-bytes", "keepalive",
-                 "log-level", "allow-origin", "backplane", "backplane-prefix"],
+                 "log-level", "allow-origin", "backplane", "backplane-prefix",
+                 "tokens", "anonymous", "backplane-auth"],
         switches: ["help", "version", "replace-catalog"],
         shortAliases: ["h": "help"])
 
@@ -46,6 +55,7 @@ struct DaemonOptions {
                         [--history N] [--history-bytes BYTES] [--keepalive SECONDS]
                         [--allow-origin ORIGIN]... [--backplane URL] [--backplane-prefix P]
                         [--replace-catalog] [--log-level debug|info|warn|error]
+                        [--tokens FILE] [--anonymous none|view|control] [--backplane-auth FILE]
 
           --listen HOST:PORT   address to serve, repeatable (default 127.0.0.1:7878;
                                [::1]:PORT for IPv6; port 0 picks a free port)
@@ -75,6 +85,14 @@ struct DaemonOptions {
                                not together with --state
           --backplane-prefix P prefix of the backplane's keys and channels (default navsync:)
           --replace-catalog    with --backplane: make this daemon's catalog the fleet's
+          --tokens FILE        grants, one a line: ROLE ROOMS TOKEN [NAME], ROLE control or
+                               view, ROOMS * or a comma list (not with --token-file)
+          --anonymous none|view|control
+                               what a connection may do before AUTH (default control
+                               without tokens, none with them)
+          --backplane-auth FILE
+                               Redis credentials: the file's first line is PASSWORD or
+                               USER PASSWORD (never give them on the command line)
           --log-level LEVEL    debug, info, warn or error (default info)
           -h, --help           this text
           --version            print the version
@@ -180,7 +198,57 @@ struct DaemonOptions {
             }
             options.allowedOrigins.append(origin)
         }
+        try parseAccess(parsed, into: &options)
         return options
+    }
+
+    /// (1.2) `--tokens`, `--anonymous`, `--backplane-auth`, and the refusal
+    /// to listen beyond loopback while anyone could change state.
+    static func parseAccess(_ parsed: CommandLineSpec.Parsed, into options: inout DaemonOptions) throws(CommandLineSpec.UsageError) {
+        switch (parsed.last("tokens"), options.tokenPath) {
+        case (_?, _?):
+            throw CommandLineSpec.UsageError("--tokens and --token-file do not go together: --token-file is the one grant control *")
+        case (let path?, nil):
+            guard !path.isEmpty else { throw CommandLineSpec.UsageError("--tokens needs a file") }
+            options.grants = .tokens(path)
+        case (nil, let path?):
+            options.grants = .tokenFile(path)
+        case (nil, nil):
+            options.grants = nil
+        }
+        if let text = parsed.last("anonymous") {
+            guard let role = Role(rawValue: text) else {
+                throw CommandLineSpec.UsageError("--anonymous is none, view or control, not '\(text)'")
+            }
+            guard role == .control || options.grants != nil else {
+                throw CommandLineSpec.UsageError("--anonymous \(text) needs --tokens: with no token nobody could ever change anything")
+            }
+            options.anonymous = role
+        }
+        if let path = parsed.last("backplane-auth") {
+            guard options.backplane != nil else { throw CommandLineSpec.UsageError("--backplane-auth needs --backplane") }
+            guard !path.isEmpty else { throw CommandLineSpec.UsageError("--backplane-auth needs a file") }
+            options.backplaneAuthPath = path
+        }
+        // Redis's protected mode, for navsync: no token and no explicit
+        // --anonymous control means anyone who reaches the port steers.
+        if options.grants == nil && options.anonymous == nil,
+           let exposed = options.listen.first(where: { !isLoopback($0.host) }) {
+            throw CommandLineSpec.UsageError(
+                "refusing to listen on \(exposed) (not loopback) while anyone could change state: "
+                + "add --tokens FILE, or pass --anonymous control on purpose")
+        }
+    }
+
+    /// True for `127.0.0.0/8` and `::1` (in any spelling); the host is an IP literal.
+    static func isLoopback(_ host: String) -> Bool {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            return UInt32(bigEndian: v4.s_addr) >> 24 == 127
+        }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        return withUnsafeBytes(of: &v6) { bytes in bytes.prefix(15).allSatisfy { $0 == 0 } && bytes[15] == 1 }
     }
 
     /// `--listen`'s value read by the core's `HostPort`, its problems worded for the flag.

@@ -38,15 +38,10 @@ signal(SIGXFSZ, SIG_IGN)
 let log = StderrLog.logger(level: options.logLevel)
 
 let catalog: Catalog
-let token: String?
+let grants: [GrantsFile.Entry]
 do {
     catalog = try options.screensPath.map(loadCatalog) ?? Catalog.builtIn
-    token = try options.tokenPath.map { path throws(DaemonStartError) in
-        switch TokenFile.read(path, using: SyncFile.readAll) {
-        case .success(let token): return token
-        case .failure(let problem): throw DaemonStartError(problem.description)
-        }
-    }
+    grants = try options.grants?.load() ?? []
 } catch {
     fail(error.description, status: 1)
 }
@@ -80,7 +75,9 @@ if let endpoint = options.backplane {
     startupNotes.logger.info("state kept in memory only (--state none)")
 }
 
-let config = ServerConfig(version: NavSyncVersion.current, limits: options.limits, token: token)
+if let warning = options.grants?.exposureWarning { startupNotes.logger.warn(warning) }
+let config = ServerConfig(version: NavSyncVersion.current, limits: options.limits, grants: grants,
+                          anonymous: options.anonymous, tokensConfigured: options.grants != nil)
 let started = loop.nowMilliseconds
 var backplane: RedisRoomStore?
 let server: Server
@@ -89,6 +86,13 @@ if let endpoint = options.backplane {
     var settings = RedisRoomStore.Settings(endpoint: endpoint, keys: keys,
                                            historyLength: options.limits.historyCount, replaceCatalog: options.replaceCatalog)
     settings.historyBytes = options.limits.historyBytes
+    if let path = options.backplaneAuthPath {
+        do {
+            settings.credentials = try loadBackplaneCredentials(path)
+        } catch {
+            fail(error.description, status: 1)
+        }
+    }
     let store = RedisRoomStore(loop: loop, settings: settings, log: log)
     server = Server(config: config, catalog: catalog, rooms: [:], store: store, log: log,
                     secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 })
@@ -117,6 +121,7 @@ do {
     fail(error.description, status: 1)
 }
 startupNotes.release()
+daemon.grantsSource = options.grants
 daemon.installSignalHandlers()
 loop.beforeBlocking { daemon.beforeBlocking() }
 log.info("navsyncd \(NavSyncVersion.current) ready: \(rooms.count) rooms loaded, catalog of \(catalog.screens.count) screens")

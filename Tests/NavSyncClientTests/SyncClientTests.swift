@@ -82,7 +82,7 @@ final class SyncClientTests: XCTestCase {
         h.start()
         XCTAssertEqual(h.takeAll(), [.note(.link(.connecting(failures: 0))), .connect])
         h.connected()
-        XCTAssertEqual(h.takeSent(), ["AUTH s3cret", "JOIN lobby", "SCREENS", "MESSAGES", "WATCH", "STATS"])
+        XCTAssertEqual(h.takeSent(), ["AUTH s3cret", "JOIN lobby", "WHOAMI", "SCREENS", "MESSAGES", "WATCH", "STATS"])
         XCTAssertEqual(h.takeNotes(), [.link(.handshaking)])
     }
 
@@ -98,13 +98,14 @@ final class SyncClientTests: XCTestCase {
         h.start()
         h.connected()
         _ = h.takeAll()
-        h.receive("OK 4", "STATE 4 /green",
+        h.receive("OK 4", "STATE 4 /green", "YOU 3 kiosk view lobby",
                   "SCREEN red red green none Red", "SCREEN blue blue red optional Big Blue", "END",
                   "MESSAGE blue Pick a shade  of blue", "END",
                   "STATE 4 /green",
                   "STAT version 0.1.0", "STAT watchers 3", "END")
         let notes = h.takeNotes()
         XCTAssertEqual(notes, [
+            .identity(Identity(id: "3", name: "kiosk", role: "view", rooms: "lobby")),
             .catalog([
                 CatalogEntry(name: "red", color: .red, next: "green", data: .none, title: "Red"),
                 CatalogEntry(name: "blue", color: .blue, next: "red", data: .optional, title: "Big Blue",
@@ -116,6 +117,7 @@ final class SyncClientTests: XCTestCase {
         ])
         XCTAssertEqual(h.client.watchers, 3)
         XCTAssertEqual(h.client.snapshot, state(4, "/green"))
+        XCTAssertEqual(h.client.identity?.isViewer, true)
     }
 
     func test_sheetRoutes_inEventsAndSnapshots_carryTheSheets() {
@@ -318,14 +320,16 @@ final class SyncClientTests: XCTestCase {
         var h = Harness(.interactive(room: "lobby", token: nil))
         h.start()
         h.connected()
-        h.receive("STATE 7 /red", "SCREEN red red - none Red", "END", "END", "STATE 7 /red", "STAT watchers 1", "END")
+        h.receive("STATE 7 /red", "YOU 1 anon control *", "SCREEN red red - none Red", "END", "END", "STATE 7 /red",
+                  "STAT watchers 1", "END")
         reconnect(&h)
-        XCTAssertEqual(h.takeSent(), ["JOIN lobby", "SCREENS", "MESSAGES", "WATCH 7", "STATS"])
-        h.receive("STATE 9 /red/blue", "SCREEN red red - none Red", "END", "END",
+        XCTAssertEqual(h.takeSent(), ["JOIN lobby", "WHOAMI", "SCREENS", "MESSAGES", "WATCH 7", "STATS"])
+        h.receive("STATE 9 /red/blue", "YOU 2 anon control *", "SCREEN red red - none Red", "END", "END",
                   "CONTINUE 7", "EVENT 8 push /red/blue", "EVENT 9 present /red/blue#green")
         let notes = h.takeNotes().filter { if case .catalog = $0 { return false } else { return true } }
         XCTAssertEqual(notes, [
             .link(.connecting(failures: 1)), .link(.handshaking),
+            .identity(Identity(id: "2", name: "anon", role: "control", rooms: "*")),
             .continued(after: 7), .link(.live),
             .event(state(8, "/red/blue"), op: "push"),
             .event(state(9, "/red/blue#green"), op: "present"),
@@ -376,8 +380,11 @@ final class SyncClientTests: XCTestCase {
         h.start()
         h.connected()
         _ = h.takeAll()
-        h.receive("SCREEN red red - none Red", "END", "ERR unknown-command MESSAGES", "STATE 0 /red")
+        // A daemon before 1.2 knows neither WHOAMI nor (1.0) MESSAGES.
+        h.receive("ERR unknown-command WHOAMI", "SCREEN red red - none Red", "END", "ERR unknown-command MESSAGES",
+                  "STATE 0 /red")
         XCTAssertEqual(h.takeNotes(), [
+            .identity(nil),
             .catalog([CatalogEntry(name: "red", color: .red, next: nil, data: .none, title: "Red")]),
             .snapshot(state(0, "/red"), .connected), .link(.live),
         ])

@@ -7,7 +7,9 @@ checks what a person would: the page follows netcat's changes, a click in
 the page reaches a netcat watcher, two tabs stay in sync, a sheet shows as a
 modal, and after `kill -9` and a restart on the same port the page recovers
 by itself; a `?room=` that is not a room name is refused on the page
-and changes nothing. Every wait is bounded; every process started here is stopped by
+and changes nothing; (1.2) with grants, the token dialog says when a token
+was refused, and a view token shows no control and gets `forbidden` for a
+change forced from the console. Every wait is bounded; every process started here is stopped by
 its PID. Prints one line per check and the page's open-to-first-paint time.
 """
 import os
@@ -33,11 +35,11 @@ daemons = []
 passed = 0
 
 
-def start_daemon(port=0):
+def start_daemon(port=0, extra=()):
     log_path = os.path.join(WORK, "daemon-%d.log" % len(daemons))
     log = open(log_path, "w")
     proc = subprocess.Popen([os.path.join(BIN, "navsyncd"), "--listen", "127.0.0.1:%d" % port,
-                             "--state", STATE], stderr=log, stdout=subprocess.DEVNULL)
+                             "--state", STATE] + list(extra), stderr=log, stdout=subprocess.DEVNULL)
     daemons.append(proc)
     deadline = time.time() + 10
     while time.time() < deadline:
@@ -96,6 +98,53 @@ def wait_for(driver, what, predicate, timeout=10):
 def shows(driver, title, rev):
     return (driver.find_element(By.ID, "title").text == title
             and driver.find_element(By.ID, "rev").text == str(rev))
+
+
+PRESENTER = "presenter-token-0000000001"
+SCREEN = "screen-token-000000000001"
+
+
+def viewer_checks(driver):
+    """(1.2) A daemon with grants: the token dialog, then the page as a viewer."""
+    grants = os.path.join(WORK, "grants")
+    with open(grants, "w") as f:
+        f.write("control * %s\nview * %s\n" % (PRESENTER, SCREEN))
+    os.chmod(grants, 0o600)
+    _, port = start_daemon(extra=["--state", "none", "--tokens", grants])
+    presenter = Netcat(port)
+    check("presenter authenticates", presenter.request("AUTH " + PRESENTER) == "OK 0")
+    check("presenter sets the scene", presenter.request("SELECT green") == "OK 1")
+    driver.execute_script("sessionStorage.clear()")
+    driver.get("http://127.0.0.1:%d/" % port)
+    wait_for(driver, "the token dialog", lambda d: d.find_element(By.ID, "auth").is_displayed())
+    box = driver.find_element(By.ID, "auth-token")
+    check("the password box is one line tall (%d px)" % box.size["height"], box.size["height"] < 60)
+    box.send_keys("wrong-token-000000000001")
+    driver.find_element(By.CSS_SELECTOR, "#auth-form button").click()
+    wait_for(driver, "the refusal in the dialog",
+             lambda d: d.find_element(By.ID, "auth").is_displayed()
+             and d.find_element(By.ID, "auth-note").text == "That token was refused.")
+    time.sleep(0.5)  # the auth-required replies queued behind the AUTH have arrived by now
+    check("the refusal stays, not overwritten by the replies behind it",
+          driver.find_element(By.ID, "auth-note").text == "That token was refused.")
+    box = driver.find_element(By.ID, "auth-token")
+    box.send_keys(SCREEN)
+    driver.find_element(By.CSS_SELECTOR, "#auth-form button").click()
+    wait_for(driver, "the viewer live", lambda d: d.find_element(By.ID, "conn").text == "live" and shows(d, "Green", 1))
+    check("the page says it is view only", driver.find_element(By.ID, "viewer").is_displayed())
+    check("no control is offered", not any(driver.find_element(By.ID, i).is_displayed()
+                                           for i in ["menu", "pop", "root", "next", "dismiss", "mode-push", "input"]))
+    for key in "rn1bmp":
+        driver.find_element(By.TAG_NAME, "body").send_keys(key)
+    check("keys change nothing", presenter.request("GET") == "STATE 1 /green")
+    driver.execute_script("window.navsync.send('SELECT blue')")
+    wait_for(driver, "the forbidden toast", lambda d: "forbidden" in d.find_element(By.ID, "toast").text)
+    check("a change forced from the console is refused", presenter.request("GET") == "STATE 1 /green")
+    check("the viewer still follows", presenter.request("PUSH blue") == "OK 2")
+    wait_for(driver, "the presenter's push", lambda d: shows(d, "Blue", 2))
+    if SHOTS:
+        driver.save_screenshot(os.path.join(SHOTS, "web-viewer.png"))
+    presenter.close()
 
 
 def main():
@@ -229,6 +278,7 @@ def main():
             driver.find_element(By.TAG_NAME, "body").send_keys(key)
         check("main is unchanged after keys on the refused page", netcat.request("GET") == main_state)
         netcat.close()
+        viewer_checks(driver)
     finally:
         driver.quit()
         for daemon in daemons:

@@ -66,7 +66,7 @@ struct Painter {
         case .menu(let purpose, let selected):
             paintMenu(frame.catalog, purpose: purpose, selected: selected, rows: rows, columns: columns)
         case .help:
-            paintHelp(rows: rows, columns: columns)
+            paintHelp(rows: rows, columns: columns, viewer: frame.ui.isViewer)
         default:
             break
         }
@@ -301,7 +301,8 @@ struct Painter {
         // The count comes from the last STATS; while not live it may be stale, so it is unknown.
         let watchers = frame.link == .live ? frame.watchers.map { $0 == 1 ? "1 watcher" : "\($0) watchers" } : "? watchers"
         let address = "\(frame.endpoint)"
-        let room = "room \(frame.room)"
+        // (1.2) A viewer sees why its keys do nothing.
+        let room = "room \(frame.room)" + (frame.ui.isViewer ? " (view only)" : "")
         let resume = frame.lastResume.map { $0 == .continued ? "continued" : "resynced" }
         let layouts: [[String?]] = [
             [address, room, revision, watchers, resume],
@@ -374,8 +375,17 @@ struct Painter {
                      style | terminal.attributes(dim: true))
     }
 
-    private func paintHelp(rows: Int, columns: Int) {
-        let lines = [
+    private func paintHelp(rows: Int, columns: Int, viewer: Bool) {
+        let viewerLines = [
+            "this token holds a view grant: the client follows",
+            "the room as others steer it, and offers no key",
+            "that would change it (menu, push, pop, next, root,",
+            "sheets); a control token is needed to steer",
+            "",
+            "Ctrl-L      repaint",
+            "q           quit",
+        ]
+        let lines = viewer ? viewerLines : [
             "m, Tab      menu: pick the screen to show",
             "1-9         select that screen directly",
             "p           push a screen on top (asks for data if needed)",

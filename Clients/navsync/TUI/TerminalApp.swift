@@ -130,6 +130,11 @@ final class TerminalApp {
             lastLoss = reason
         case .link(.live):
             lastLoss = nil
+        case .identity(let identity):
+            // A daemon before 1.2 (no WHOAMI) lets a connection do all its token does.
+            ui.isViewer = identity?.isViewer ?? false
+            if ui.isViewer, case .menu = ui.mode { ui.mode = .browsing }
+            if ui.isViewer, case .prompt = ui.mode { ui.mode = .browsing }
         default:
             break
         }

@@ -48,6 +48,12 @@ struct UIState {
 
     var mode: Mode = .browsing
     var notice: Notice?
+    /// (1.2) The daemon says this connection holds a `view` grant (`WHOAMI`):
+    /// no key that would change the room does anything but say so.
+    var isViewer = false
+
+    /// What a viewer is told when it presses a key that would steer.
+    static let viewerNotice = "view only: this token follows the room and cannot change it (? for help)"
 
     mutating func post(_ text: String, isError: Bool, now: UInt64) {
         notice = Notice(text: text, isError: isError, until: now + Self.noticeMilliseconds)
@@ -77,6 +83,10 @@ struct UIState {
     }
 
     private mutating func browse(_ key: Key, catalog: [CatalogEntry], stack: [RouteEntry]?, now: UInt64) -> Intent {
+        if isViewer && Self.steers(key) {
+            post(Self.viewerNotice, isError: false, now: now)
+            return .nothing
+        }
         switch key {
         case .character("q"):
             return .quit
@@ -209,6 +219,15 @@ struct UIState {
         }
         mode = .prompt(prompt)
         return .nothing
+    }
+
+    /// The keys that change the room (or open the menu that does).
+    static func steers(_ key: Key) -> Bool {
+        switch key {
+        case .character(let c): return "mpsxbrn123456789".contains(c)
+        case .tab, .backspace: return true
+        default: return false
+        }
     }
 
     /// The menu opens on the presented screen.
