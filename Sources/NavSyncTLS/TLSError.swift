@@ -30,6 +30,8 @@ enum OpenSSLErrors {
         if let text = ERR_reason_error_string(first) { return String(cString: text) }
         var buffer = [CChar](repeating: 0, count: 256)
         ERR_error_string_n(first, &buffer, buffer.count)
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // "error:80000002:system library::No such file or directory": the words after the codes.
+        let full = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return full.split(separator: ":", omittingEmptySubsequences: true).last.map(String.init) ?? full
     }
 }

@@ -94,7 +94,12 @@ public final class TLSStream: ByteStream {
             handshakeTimer?.close()
             handshakeTimer = nil
             flushEarly()
-            onEstablished?()
+            // Either callback may hold this stream (a client's does, until
+            // someone takes it): both go once one has run.
+            let established = onEstablished
+            onEstablished = nil
+            onHandshakeFailed = nil
+            established?()
             if transport.isClosed { return }
             // Whoever took the stream decides whether reading goes on.
             if !reading { transport.stopReading() }

@@ -18,7 +18,8 @@ public enum WebDecision: Equatable, Sendable {
     /// Answer 101 with the accept key made from this `Sec-WebSocket-Key`.
     case upgrade(key: String)
 
-    public static func judge(_ head: HTTPRequestHead, access: WebAccess, tokenRequired: Bool,
+    /// `overTLS`: the request came inside TLS, so the daemon's own origin is `https://` + `Host`.
+    public static func judge(_ head: HTTPRequestHead, access: WebAccess, tokenRequired: Bool, overTLS: Bool = false,
                              tokenMatches: (String) -> Bool) -> WebDecision {
         let readsOnly = WebEndpoint.allowedMethods.contains(head.method)
         if head.hasTransferEncoding && readsOnly {
@@ -49,7 +50,7 @@ public enum WebDecision: Equatable, Sendable {
                   let key = head.header("sec-websocket-key"), isWebSocketKey(key) else {
                 return .refuse(status: 400, reason: "not a valid WebSocket upgrade", close: true)
             }
-            guard access.originAllowed(head.header("origin"), host: head.header("host")) else {
+            guard access.originAllowed(head.header("origin"), host: head.header("host"), overTLS: overTLS) else {
                 return .refuse(status: 403, reason: "Origin not allowed", close: true)
             }
             return .upgrade(key: key)

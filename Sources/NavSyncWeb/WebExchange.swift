@@ -93,7 +93,7 @@ final class WebExchange {
         let headOnly = head.method == "HEAD"
         let closes = !head.wantsKeepAlive
         let decision = WebDecision.judge(head, access: door.access, tokenRequired: server.requiresToken,
-                                         tokenMatches: { [server] in server.acceptsToken($0) })
+                                         overTLS: stream.isEncrypted, tokenMatches: { [server] in server.acceptsToken($0) })
         switch decision {
         case .refuse(let status, let reason, let close):
             respond(.refusal(status, reason, closes: close || closes), headOnly: headOnly,
