@@ -9,6 +9,12 @@ enum TLSPeer {
     /// `lines`: sends each argument as a line, prints one reply line per line.
     /// `http`: sends stdin, prints everything until the daemon closes.
     /// `head`: sends stdin, prints the response head (through its blank line).
+    /// `flood LINE SECONDS FLAG`: sends LINE over and over for SECONDS without
+    ///   reading (prints `SENT <lines>`), waits (bounded) for the file FLAG,
+    ///   then reads every reply and prints `READ <lines> <last line>`.
+    /// `idle COUNT FLAG`: opens COUNT more connections, each a watcher
+    ///   (`WATCH`, its `STATE` read), prints `READY`, holds them all until the
+    ///   file FLAG appears (bounded).
     /// `reload FLAG`: connection A answers GET, prints READY, waits (bounded)
     ///   for the file FLAG, then opens connection B (PEER-B <common name>)
     ///   and has both answer a PING.
@@ -70,6 +76,56 @@ enum TLSPeer {
     elif mode == "head":
         tls.sendall(sys.stdin.buffer.read())
         print(reader.head(), flush=True)
+    elif mode == "flood":
+        import select
+        line = (sys.argv[5] + "\n").encode()
+        # Whole lines, one record a write: a write the socket could not take
+        # stays inside OpenSSL, and is finished by repeating the same buffer.
+        unit = line * (16000 // len(line))
+        tls.setblocking(False)
+        units, unfinished = 0, False
+        until = time.time() + float(sys.argv[6])
+        while time.time() < until:
+            try:
+                tls.send(unit)
+                units, unfinished = units + 1, False
+            except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
+                unfinished = True
+                select.select([], [tls], [], 0.05)
+        expected = (units + (1 if unfinished else 0)) * (len(unit) // len(line))
+        print("SENT", expected, flush=True)
+        deadline = time.time() + 60
+        while not os.path.exists(sys.argv[7]) and time.time() < deadline:
+            time.sleep(0.02)
+        # One thread drives the socket: finishing the cut write and reading the replies.
+        count, tail = 0, b""
+        deadline = time.time() + 60
+        while count < expected and time.time() < deadline:
+            if unfinished:
+                try:
+                    tls.send(unit)
+                    unfinished = False
+                except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
+                    pass
+            try:
+                data = tls.recv(65536)
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+                select.select([tls], [tls] if unfinished else [], [], 0.05)
+                continue
+            if not data:
+                break
+            count += data.count(b"\n")
+            tail = (tail + data)[-200:]
+        print("READ", count, tail.rstrip(b"\n").split(b"\n")[-1].decode(), flush=True)
+    elif mode == "idle":
+        watchers = [tls] + [connect(port, ca, name) for _ in range(int(sys.argv[5]) - 1)]
+        for watcher in watchers:
+            watcher.sendall(b"WATCH\n")
+            Reader(watcher).line()
+        print("READY", flush=True)
+        deadline = time.time() + 60
+        while not os.path.exists(sys.argv[6]) and time.time() < deadline:
+            time.sleep(0.02)
     elif mode == "reload":
         tls.sendall(b"GET\n")
         print("A", reader.line())
