@@ -9,6 +9,9 @@ enum System: String, CaseIterable, Codable {
     /// navsyncd with its watchers on WebSocket (`/ws`, one text message per
     /// line); the actor stays on TCP, so the rows compare the fan-out.
     case navsyncWebSocket = "navsync-ws"
+    /// navsyncd with its watchers inside TLS (`--tls-port`, the bench's own
+    /// TLS client, as a remote watcher would be); the actor stays on TCP.
+    case navsyncTLS = "navsync-tls"
     /// redis-server: `SUBSCRIBE` / `SET` + `PUBLISH` (RESP), messages as RESP arrays.
     case redis
     /// nats-server: `SUB` / `PUB`, messages `MSG <subject> <sid> <len>` + payload.
@@ -42,7 +45,7 @@ struct Wire {
     /// Sent once by each watcher right after connecting.
     var subscribe: [UInt8] {
         switch system {
-        case .navsync, .floor:
+        case .navsync, .navsyncTLS, .floor:
             Array("WATCH\n".utf8)
         case .navsyncWebSocket:
             Self.upgradeRequest + Self.maskedText("WATCH")
@@ -66,7 +69,7 @@ struct Wire {
     /// is the event line navsync would send; for NATS a PUB of that payload (no state kept).
     func change(sequence: Int, screen: String) -> [UInt8] {
         switch system {
-        case .navsync, .navsyncWebSocket, .floor:
+        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor:
             return Array("SELECT \(screen)\n".utf8)
         case .redis:
             return resp(["SET", "\(Self.channel):route", "/\(screen)"])
@@ -80,7 +83,7 @@ struct Wire {
     /// Acknowledgement lines the actor receives per change (0: the system sends none).
     var acknowledgementsPerChange: Int {
         switch system {
-        case .navsync, .navsyncWebSocket, .floor, .redis: 1
+        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor, .redis: 1
         case .nats: 0
         }
     }
@@ -111,7 +114,7 @@ struct Wire {
     /// (0 where the line is shorter).
     func watcherLine(_ b0: UInt8, _ b1: UInt8) -> LineKind {
         switch system {
-        case .navsync, .navsyncWebSocket, .floor:
+        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor:
             // EVENT ... / STATE ... (first one: the WATCH reply; later ones: a resync) / ERR ...
             if b0 == UInt8(ascii: "E") { return b1 == UInt8(ascii: "V") ? .event : .error }
             if b0 == UInt8(ascii: "S") { return .subscribed }
@@ -135,7 +138,7 @@ struct Wire {
     /// Classifies a line the actor received.
     func actorLine(_ b0: UInt8, _ b1: UInt8) -> LineKind {
         switch system {
-        case .navsync, .navsyncWebSocket, .floor:
+        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor:
             if b0 == UInt8(ascii: "O") { return .changeAcknowledged }
             return .error
         case .redis:
