@@ -210,7 +210,7 @@ final class Bench {
                     if case .success(let connection) = outcome { connection.close() }
                     return
                 }
-                if case .success(let connection) = outcome, self.wire.system == .navsyncTLS {
+                if case .success(let connection) = outcome, self.wire.system.watchersOverTLS {
                     self.shakeHands(connection)
                     return
                 }

@@ -57,12 +57,12 @@ struct BenchOptions {
                navsync-bench history --daemon PATH --port N [--rooms R] [--history H] [--json FILE]
                                                        RSS of the WATCH <rev> history, R rooms filled to H events
 
-          --system navsync|navsync-ws|navsync-tls|redis|nats|floor   protocol to speak (default navsync)
+          --system navsync|navsync-ws|navsync-tls|redis|redis-tls|nats|floor   protocol (default navsync)
           --label NAME                        name the result NAME (e.g. baseline) instead of the system
           --host ADDR --port N                server address (default 127.0.0.1:7878)
           --pid PID                           server process, for RSS and CPU from /proc (repeatable: summed)
           --ports P1,P2,...                   watchers connect to these in turn (a fleet); the actor to --port
-          --tls-port N --tls-ca FILE          navsync-tls: watchers connect to N over TLS, trusting FILE
+          --tls-port N --tls-ca FILE          navsync-tls, redis-tls: watchers connect to N over TLS, trusting FILE
           --helpers N --control-port C        leader: wait for N helper processes reporting on 127.0.0.1:C
           --leader C                          helper: hold -n watchers and report to the leader on port C
           -n N                                watcher connections (default 1000)
@@ -115,8 +115,8 @@ struct BenchOptions {
         }
         options.tlsPort = try number("tls-port", minimum: 1)
         options.tlsCA = parsed.last("tls-ca")
-        if options.system == .navsyncTLS && (options.tlsPort == nil || options.tlsCA == nil) {
-            throw CommandLineSpec.UsageError("--system navsync-tls needs --tls-port and --tls-ca")
+        if options.system.watchersOverTLS && (options.tlsPort == nil || options.tlsCA == nil) {
+            throw CommandLineSpec.UsageError("--system \(options.system.rawValue) needs --tls-port and --tls-ca")
         }
         options.helpers = try number("helpers") ?? 0
         options.controlPort = try number("control-port") ?? 0

@@ -123,7 +123,7 @@ enum Report {
         let baselineLines = ratios(of: "navsync", against: "baseline", at: ns, in: rows, otherLabel: "")
         let webSocketLines = ratios(of: "navsync-ws", against: "navsync", at: ns, in: rows, otherLabel: "tcp")
         let tlsLines = ratios(of: "navsync-tls", against: "navsync", at: ns, in: rows, otherLabel: "plain")
-        let tlsRedisLines = ratios(of: "navsync-tls", against: "redis", at: ns, in: rows, otherLabel: "redis")
+        let tlsRedisLines = ratios(of: "navsync-tls", against: "redis-tls", at: ns, in: rows, otherLabel: "redis-tls")
         var out = lines.joined(separator: "\n") + "\n"
         if !baselineLines.isEmpty {
             out += "\nnavsync (this build) vs baseline (BASE_BIN, measured in the same run):\n"
@@ -147,7 +147,7 @@ enum Report {
             out += tlsLines.joined(separator: "\n") + "\n"
         }
         if !tlsRedisLines.isEmpty {
-            out += "\nnavsync-tls vs redis (plain: this run has no Redis over TLS), same run:\n"
+            out += "\nnavsync-tls vs redis-tls (both with their subscribers inside TLS), same run:\n"
             out += tlsRedisLines.joined(separator: "\n") + "\n"
         }
         let loads = rows.flatMap(\.loads).compactMap { $0.split(separator: " ").first.flatMap { Double($0) } }

@@ -14,10 +14,16 @@ enum System: String, CaseIterable, Codable {
     case navsyncTLS = "navsync-tls"
     /// redis-server: `SUBSCRIBE` / `SET` + `PUBLISH` (RESP), messages as RESP arrays.
     case redis
+    /// redis-server with its subscribers on its TLS port (Redis 6+), the actor on TCP:
+    /// the peer navsync-tls is measured against.
+    case redisTLS = "redis-tls"
     /// nats-server: `SUB` / `PUB`, messages `MSG <subject> <sid> <len>` + payload.
     case nats
     /// The bench's own minimal broadcaster: navsync's protocol, one write per watcher per event.
     case floor
+
+    /// The watchers connect to `--tls-port` inside TLS.
+    var watchersOverTLS: Bool { self == .navsyncTLS || self == .redisTLS }
 }
 
 /// What one received line means to the bench.
@@ -49,7 +55,7 @@ struct Wire {
             Array("WATCH\n".utf8)
         case .navsyncWebSocket:
             Self.upgradeRequest + Self.maskedText("WATCH")
-        case .redis:
+        case .redis, .redisTLS:
             resp(["SUBSCRIBE", Self.channel])
         case .nats:
             Array("CONNECT {\"verbose\":false,\"pedantic\":false}\r\nSUB \(Self.channel) 1\r\nPING\r\n".utf8)
@@ -71,7 +77,7 @@ struct Wire {
         switch system {
         case .navsync, .navsyncWebSocket, .navsyncTLS, .floor:
             return Array("SELECT \(screen)\n".utf8)
-        case .redis:
+        case .redis, .redisTLS:
             return resp(["SET", "\(Self.channel):route", "/\(screen)"])
                 + resp(["PUBLISH", Self.channel, payload(sequence, screen)])
         case .nats:
@@ -83,7 +89,7 @@ struct Wire {
     /// Acknowledgement lines the actor receives per change (0: the system sends none).
     var acknowledgementsPerChange: Int {
         switch system {
-        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor, .redis: 1
+        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor, .redis, .redisTLS: 1
         case .nats: 0
         }
     }
@@ -119,7 +125,7 @@ struct Wire {
             if b0 == UInt8(ascii: "E") { return b1 == UInt8(ascii: "V") ? .event : .error }
             if b0 == UInt8(ascii: "S") { return .subscribed }
             return .error
-        case .redis:
+        case .redis, .redisTLS:
             // *3 / $7 / message / $8 / navbench / $N / payload; the SUBSCRIBE reply has a
             // "subscribe" bulk string. Payloads start with 'E', channel with 'n'.
             if b0 == UInt8(ascii: "m") { return .event }
@@ -141,7 +147,7 @@ struct Wire {
         case .navsync, .navsyncWebSocket, .navsyncTLS, .floor:
             if b0 == UInt8(ascii: "O") { return .changeAcknowledged }
             return .error
-        case .redis:
+        case .redis, .redisTLS:
             // +OK for the SET, :<receivers> for the PUBLISH.
             if b0 == UInt8(ascii: ":") { return .changeAcknowledged }
             if b0 == UInt8(ascii: "-") { return .error }
