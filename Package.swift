@@ -27,6 +27,8 @@ let package = Package(
         .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
         // SHA-1 and base64 for the WebSocket handshake.
         .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
+        // OpenSSL 3 (libssl-dev) for TLS; only NavSyncTLS imports it.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // hiredis (libhiredis-dev) and the one wrapper its static libuv adapter needs.
         .target(
             name: "CHiredis",
@@ -37,6 +39,9 @@ let package = Package(
         // GNU-style flag reading for the three binaries; no protocol, no IO.
         .target(name: "GNUFlags", swiftSettings: strict),
         .target(name: "UVLoop", dependencies: ["CLibUV"], swiftSettings: strict),
+        // TLS below the front door and under the clients: OpenSSL driven through memory BIOs, the
+        // one place besides UVLoop that holds C pointers.
+        .target(name: "NavSyncTLS", dependencies: ["COpenSSL", "UVLoop"], swiftSettings: strict),
         .target(name: "NavSyncServer", dependencies: ["NavSyncCore"], swiftSettings: strict),
         // The web front door, whole: the sniff, HTTP heads, routing and access, the exchange, WebSocket
         // framing (wslay) and its lines, behind a byte-stream seam; the hub sees only sessions and lines.
@@ -45,13 +50,13 @@ let package = Package(
         .target(name: "RedisClient", dependencies: ["CHiredis", "UVLoop", "NavSyncCore"], swiftSettings: strict),
         .target(name: "NavSyncBackplane", dependencies: ["NavSyncCore", "NavSyncServer", "RedisClient", "UVLoop"],
                 swiftSettings: strict),
-        .target(name: "NavSyncClient", dependencies: ["NavSyncCore", "UVLoop"], swiftSettings: strict),
+        .target(name: "NavSyncClient", dependencies: ["NavSyncCore", "UVLoop", "NavSyncTLS"], swiftSettings: strict),
         // The public Swift library: SharedNavigation over NavSyncClient, its loop on a thread of its own.
         .target(name: "NavSyncKit", dependencies: ["NavSyncClient", "NavSyncCore", "UVLoop"], swiftSettings: strict),
 
         .executableTarget(
             name: "navsyncd",
-            dependencies: ["NavSyncCore", "NavSyncServer", "NavSyncBackplane", "RedisClient", "UVLoop", "GNUFlags", "NavSyncWeb"],
+            dependencies: ["NavSyncCore", "NavSyncServer", "NavSyncBackplane", "RedisClient", "UVLoop", "GNUFlags", "NavSyncWeb", "NavSyncTLS"],
             swiftSettings: strict,
             plugins: ["EmbedWebPage"]
         ),
@@ -78,15 +83,19 @@ let package = Package(
         .executableTarget(name: "navsync-kit-bench", dependencies: ["NavSyncKit"], swiftSettings: strict),
 
         // Fan-out benchmark against navsyncd and peers (Redis, NATS), on the same loop.
-        .executableTarget(name: "navsync-bench", dependencies: ["UVLoop", "GNUFlags"], swiftSettings: strict),
+        .executableTarget(name: "navsync-bench", dependencies: ["UVLoop", "GNUFlags", "NavSyncTLS"], swiftSettings: strict),
 
         .testTarget(name: "NavSyncCoreTests", dependencies: ["NavSyncCore"]),
         .testTarget(name: "GNUFlagsTests", dependencies: ["GNUFlags"]),
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
         .testTarget(name: "NavSyncWebTests", dependencies: ["NavSyncWeb", "NavSyncCore"]),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop"]),
+        .testTarget(name: "NavSyncTLSTests", dependencies: ["NavSyncTLS", "UVLoop", "TLSCertificateHarness"]),
+        // Certificates made per run with the openssl command (used by the tests only).
+        .target(name: "TLSCertificateHarness", dependencies: ["ChildProcessHarness"], path: "Tests/TLSCertificateHarness"),
         .testTarget(name: "EndToEndTests",
-                    dependencies: ["NavSyncCore", "ChildProcessHarness", "RedisServerHarness", "NavSyncKit", "navsync-abc"]),
+                    dependencies: ["NavSyncCore", "ChildProcessHarness", "RedisServerHarness", "NavSyncKit", "navsync-abc",
+                                   "TLSCertificateHarness"]),
         // Bounded waits for the tests' child processes, shared by every harness that starts one.
         .target(name: "ChildProcessHarness", path: "Tests/ChildProcessHarness"),
         // Starts a redis-server of the tests' own (used by the tests only).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make bench: navsyncd (watchers over TCP, and over WebSocket as navsync-ws)
-# beside Redis pub/sub, NATS and the floor broadcaster,
+# make bench: navsyncd (watchers over TCP, over WebSocket as navsync-ws, and
+# inside TLS as navsync-tls) beside Redis pub/sub (plain, and with its
+# subscribers inside TLS as redis-tls), NATS and the floor broadcaster,
 # for N = 100, 1,000, 5,000 and 10,000 watchers, each configuration RUNS
 # times with a fresh server; medians in a table, bench/results/*.json and
 # bench/results/fanout.png. Only loopback traffic; every server it starts is
@@ -21,7 +22,7 @@ PATH="$PATH:/usr/sbin"
 BIN=${BIN:-.build/release}
 NS=${NS:-"100 1000 5000 10000"}
 RUNS=${RUNS:-3}
-SYSTEMS=${SYSTEMS:-"navsync navsync-ws redis nats floor"}
+SYSTEMS=${SYSTEMS:-"navsync navsync-ws navsync-tls redis redis-tls nats floor"}
 BASE_BIN=${BASE_BIN:-}
 if [ -n "$BASE_BIN" ]; then
     [ -x "$BASE_BIN/navsyncd" ] || { echo "bench: BASE_BIN=$BASE_BIN has no navsyncd" >&2; exit 64; }
@@ -76,6 +77,23 @@ printf 'control main %s\nview main %s\n' "$CONTROL_TOKEN" "$VIEW_TOKEN" > "$GRAN
 chmod 600 "$GRANTS"
 rm -f "$OUT"/run-*.json "$OUT"/plot-*.dat
 
+# navsync-tls, redis-tls: a throwaway CA and an ECDSA P-256 certificate for
+# 127.0.0.1, made for this run; the server's TLS port is its plain port + TLS_OFFSET.
+TLS_DIR="$LOGS/tls"
+TLS_OFFSET=2000
+case " $SYSTEMS " in *" navsync-tls "*|*" redis-tls "*)
+    mkdir -p "$TLS_DIR"
+    (
+        cd "$TLS_DIR"
+        for key in ca.key server.key; do openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$key" 2>/dev/null; done
+        openssl req -x509 -new -key ca.key -out ca.pem -days 2 -subj /CN=navsync-bench-ca
+        openssl req -new -key server.key -subj /CN=127.0.0.1 -out server.csr
+        printf 'subjectAltName=IP:127.0.0.1\n' > san.ext
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext \
+            -out server.pem 2>/dev/null
+    ) ;;
+esac
+
 STARTED=()
 stop_all() {
     for pid in "${STARTED[@]}"; do
@@ -93,10 +111,18 @@ start_server() {
                      --log-level warn 2>"$log" & ;;
         navsync-grants) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --tokens "$GRANTS" --log-level warn 2>"$log" & ;;
+        navsync-tls) "$BIN/navsyncd" --listen "127.0.0.1:$port" --tls-listen "127.0.0.1:$((port + TLS_OFFSET))" \
+                     --tls-cert "$TLS_DIR/server.pem" --tls-key "$TLS_DIR/server.key" --state none \
+                     --max-clients 20000 --log-level warn 2>"$log" & ;;
         baseline) "$BASE_BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --log-level warn 2>"$log" & ;;
         redis)   redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
                      --client-output-buffer-limit 'pubsub 0 0 0' --maxclients 11000 \
+                     --protected-mode no --daemonize no --logfile "$log" & ;;
+        redis-tls) redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+                     --client-output-buffer-limit 'pubsub 0 0 0' --maxclients 11000 \
+                     --tls-port "$((port + TLS_OFFSET))" --tls-cert-file "$TLS_DIR/server.pem" \
+                     --tls-key-file "$TLS_DIR/server.key" --tls-ca-cert-file "$TLS_DIR/ca.pem" --tls-auth-clients no \
                      --protected-mode no --daemonize no --logfile "$log" & ;;
         nats)    "$NATS_SERVER" -a 127.0.0.1 -p "$port" -l "$log" & ;;
         floor)   "$BIN/navsync-bench" floor-server --port "$port" >"$log" 2>&1 & ;;
@@ -141,8 +167,9 @@ for n in $NS; do
                     speak=navsync
                     tokens=(--watcher-token "$VIEW_TOKEN" --actor-token "$CONTROL_TOKEN")
                 fi
+                tls=(); [ "$system" = navsync-tls ] || [ "$system" = redis-tls ] && tls=(--tls-port "$((port + TLS_OFFSET))" --tls-ca "$TLS_DIR/ca.pem")
                 if "$BIN/navsync-bench" --system "$speak" --label "$system" --port "$port" --pid "$SERVER_PID" \
-                        "${tokens[@]}" \
+                        "${tokens[@]}" "${tls[@]}" \
                         -n "$n" -m "$M" -k "$K" --run "$run" --timeout 300 --quiet \
                         --json "$OUT/run-$system-$n-$run.json"; then
                     ok=true

@@ -29,6 +29,8 @@ struct ClientOptions {
     /// Empty means main; several only for `watch`.
     var rooms: [String] = []
     var tokenPath: String?
+    /// `--tls-ca` or `$NAVSYNC_TLS_CA`: roots trusted for `tls://` addresses besides the system's.
+    var tlsCA: String?
     var mode: Mode = .ui(explicit: false)
     /// Keep trying a daemon that has not answered yet instead of giving up after one attempt.
     var retry = false
@@ -39,12 +41,13 @@ struct ClientOptions {
     var room: String? { rooms.first }
 
     static let spec = CommandLineSpec(
-        valued: ["connect", "unix", "room", "token-file", "count", "timeout"],
+        valued: ["connect", "unix", "room", "token-file", "tls-ca", "count", "timeout"],
         switches: ["help", "version", "retry"],
         shortAliases: ["h": "help"])
 
     static let usage = """
-        usage: navsync [--connect HOST:PORT[,HOST:PORT...] | --unix PATH] [--room ROOM] [--token-file FILE] [--retry] [COMMAND]
+        usage: navsync [--connect HOST:PORT[,HOST:PORT...] | --unix PATH] [--room ROOM] [--token-file FILE]
+               [--tls-ca FILE] [--retry] [COMMAND]
 
         commands:
           (none), ui            full-screen client (needs a terminal)
@@ -73,10 +76,14 @@ struct ClientOptions {
         options:
           --connect HOST:PORT   daemon address (default $NAVSYNC_ADDR, else 127.0.0.1:7878;
                                 $NAVSYNC_ADDR may also be unix:PATH); a comma-separated
-                                list (daemons sharing a backplane) is tried in turn
+                                list (daemons sharing a backplane) is tried in turn;
+                                tls://HOST:PORT is reached over TLS, its certificate
+                                checked against HOST
           --unix PATH           connect to a Unix domain socket instead
           --room ROOM           work in this room (default main)
           --token-file FILE     authenticate with the first line of FILE
+          --tls-ca FILE         trust the PEM certificates in FILE for tls:// addresses,
+                                besides the system's (default $NAVSYNC_TLS_CA)
           --retry               keep trying a daemon that cannot be reached yet (one-shot
                                 commands and watch otherwise give up after one attempt)
           -h, --help            this text
@@ -118,6 +125,12 @@ struct ClientOptions {
             if !options.rooms.contains(room) { options.rooms.append(room) }
         }
         options.retry = parsed.has("retry")
+        if let path = parsed.last("tls-ca") {
+            guard !path.isEmpty else { throw CommandLineSpec.UsageError("--tls-ca needs a file") }
+            options.tlsCA = path
+        } else if let path = environment["NAVSYNC_TLS_CA"], !path.isEmpty {
+            options.tlsCA = path
+        }
         if let path = parsed.last("token-file") {
             guard !path.isEmpty else { throw CommandLineSpec.UsageError("--token-file needs a path") }
             options.tokenPath = path

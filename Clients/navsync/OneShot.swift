@@ -21,10 +21,10 @@ enum OneShot {
     }
 
     static func run(_ request: ClientRequest, format: Format, endpoints: [Endpoint], room: String?, token: String?,
-                    retry: Bool) -> Int32 {
+                    retry: Bool, tlsCA: String?) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
         let driver = ClientDriver(loop: loop, endpoints: endpoints,
-                                  options: .oneShot(room: room, token: token, retry: retry))
+                                  options: .oneShot(room: room, token: token, retry: retry), tlsCA: tlsCA)
         var status: Int32 = 1
         var finished = false
 

@@ -1,6 +1,7 @@
 import Glibc
 import NavSyncClient
 import NavSyncCore
+import NavSyncTLS
 import UVLoop
 
 /// `navsync raw [LINE...]`: the protocol by hand, as `redis-cli` offers it.
@@ -21,7 +22,9 @@ final class RawSession {
     private let lines: [String]?
     private let prelude: [String]
     private var preludeLeft: Int
-    private var connection: StreamConnection?
+    private var connection: (any ByteStream)?
+    /// Whom `tls://` addresses must prove they are.
+    private let trust: TLSTrust
     private var framer = LineFramer(maxLineBytes: 1 << 22)
     private var input: FDPoll?
     private var signals: [SignalWatcher] = []
@@ -33,18 +36,19 @@ final class RawSession {
 
     /// Talks to the first of `endpoints` that answers, as the other commands
     /// do; once connected, the session stays with that one daemon.
-    static func run(lines: [String]?, endpoints: [Endpoint], room: String?, token: String?) -> Int32 {
+    static func run(lines: [String]?, endpoints: [Endpoint], room: String?, token: String?, tlsCA: String?) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
         let session = RawSession(loop: loop, endpoints: endpoints.isEmpty ? [Endpoint.defaultAddress] : endpoints,
-                                 lines: lines, room: room, token: token)
+                                 lines: lines, room: room, token: token, tlsCA: tlsCA)
         session.start()
         loop.run()
         loop.shutdown()
         return session.status
     }
 
-    private init(loop: EventLoop, endpoints: [Endpoint], lines: [String]?, room: String?, token: String?) {
+    private init(loop: EventLoop, endpoints: [Endpoint], lines: [String]?, room: String?, token: String?, tlsCA: String?) {
         self.loop = loop
+        self.trust = TLSTrust(extraRootsFile: tlsCA)
         self.walk = EndpointWalk(endpoints)
         self.lines = lines
         var prelude: [String] = []
@@ -73,7 +77,7 @@ final class RawSession {
     /// Connects to the walk's next address; a failure moves on to the one after, and
     /// only when none is left is it reported, naming the first.
     private func connect() {
-        let completion: (Result<StreamConnection, UVError>) -> Void = { [unowned self] result in
+        let completion: (Result<any ByteStream, ClientDriver.ConnectFailure>) -> Void = { [unowned self] result in
             switch result {
             case .failure(let error):
                 self.connectFailed("\(error)")
@@ -81,7 +85,7 @@ final class RawSession {
                 self.connected(connection)
             }
         }
-        if let problem = ClientDriver.open(walk.advance(), loop: loop, completion: completion) { connectFailed(problem) }
+        if let problem = ClientDriver.open(walk.advance(), loop: loop, trust: trust, completion: completion) { connectFailed(problem) }
     }
 
     private func connectFailed(_ reason: String) {
@@ -96,7 +100,7 @@ final class RawSession {
         }
     }
 
-    private func connected(_ connection: StreamConnection) {
+    private func connected(_ connection: any ByteStream) {
         guard !finished else {
             connection.close()
             return

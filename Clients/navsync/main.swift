@@ -37,12 +37,13 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
     switch options.mode {
     case .oneShot(let request, let format):
         return OneShot.run(request, format: format, endpoints: options.endpoints, room: options.room, token: token,
-                           retry: options.retry)
+                           retry: options.retry, tlsCA: options.tlsCA)
     case .watch(let limits):
         return Watch.run(endpoints: options.endpoints, rooms: options.rooms, token: token, limits: limits,
-                         retry: options.retry)
+                         retry: options.retry, tlsCA: options.tlsCA)
     case .raw(let lines):
-        return RawSession.run(lines: lines, endpoints: options.endpoints, room: options.room, token: token)
+        return RawSession.run(lines: lines, endpoints: options.endpoints, room: options.room, token: token,
+                               tlsCA: options.tlsCA)
     case .ui(let explicit):
         guard isatty(0) == 1, isatty(1) == 1 else {
             if explicit {
@@ -56,7 +57,8 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
             Output.complain(problem)
             return 64
         }
-        return TerminalApp.run(endpoints: options.endpoints, room: options.room, token: token, environment: environment)
+        return TerminalApp.run(endpoints: options.endpoints, room: options.room, token: token, tlsCA: options.tlsCA,
+                               environment: environment)
     }
 }
 

@@ -1,5 +1,6 @@
 import Glibc
 import NavSyncCore
+import NavSyncTLS
 import UVLoop
 
 /// Runs a `SyncClient` on a libuv loop: it does the socket work the state
@@ -20,7 +21,9 @@ public final class ClientDriver {
 
     private let loop: EventLoop
     private let timer: LoopTimer
-    private var connection: StreamConnection?
+    private var connection: (any ByteStream)?
+    /// Whom `tls://` addresses must prove they are.
+    private let trust: TLSTrust
     /// Bumped whenever the current connection (or attempt) is abandoned, so
     /// callbacks from an older one are recognised and ignored.
     private var generation = 0
@@ -30,14 +33,16 @@ public final class ClientDriver {
     private var queue: [ClientAction] = []
     private var performing = false
 
-    public convenience init(loop: EventLoop, endpoint: Endpoint, options: SyncClientOptions) {
-        self.init(loop: loop, endpoints: [endpoint], options: options)
+    public convenience init(loop: EventLoop, endpoint: Endpoint, options: SyncClientOptions, tlsCA: String? = nil) {
+        self.init(loop: loop, endpoints: [endpoint], options: options, tlsCA: tlsCA)
     }
 
-    /// `endpoints` must not be empty.
-    public init(loop: EventLoop, endpoints: [Endpoint], options: SyncClientOptions) {
+    /// `endpoints` must not be empty. `tlsCA`: a PEM file of roots trusted
+    /// for `tls://` addresses besides the system's.
+    public init(loop: EventLoop, endpoints: [Endpoint], options: SyncClientOptions, tlsCA: String? = nil) {
         precondition(!endpoints.isEmpty, "ClientDriver needs at least one endpoint")
         self.loop = loop
+        self.trust = TLSTrust(extraRootsFile: tlsCA)
         self.walk = EndpointWalk(endpoints)
         var seed = UInt64(truncatingIfNeeded: getpid())
         seed = seed << 32 ^ loop.nowMilliseconds ^ UInt64(truncatingIfNeeded: time(nil))
@@ -140,32 +145,82 @@ public final class ClientDriver {
         dropConnection()
         let endpoint = walk.advance()
         let attempt = generation
-        let completion: (Result<StreamConnection, UVError>) -> Void = { [weak self] result in
+        let completion: (Result<any ByteStream, ConnectFailure>) -> Void = { [weak self] result in
             guard let self else {
                 if case .success(let connection) = result { connection.close() }
                 return
             }
             self.connected(result, attempt: attempt)
         }
-        if let problem = Self.open(endpoint, loop: loop, completion: completion) { attemptFailed(problem) }
+        if let problem = Self.open(endpoint, loop: loop, trust: trust, completion: completion) { attemptFailed(problem) }
     }
 
-    /// Starts connecting to `endpoint`; `completion` runs when it is done.
-    /// Returns why no attempt could start (a host that does not resolve),
-    /// in which case `completion` never runs.
-    public static func open(_ endpoint: Endpoint, loop: EventLoop,
-                            completion: @escaping (Result<StreamConnection, UVError>) -> Void) -> String? {
+    /// Why a connection could not be made, in one line.
+    public struct ConnectFailure: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// A TLS handshake gets this long; the state machine's connect timeout
+    /// (which covers the handshake too) is usually shorter.
+    static let tlsHandshakeMilliseconds: UInt64 = 10_000
+
+    /// Starts connecting to `endpoint`; `completion` runs when it is done —
+    /// for `tls://`, once the handshake has finished and the certificate was
+    /// found to name the host, else with the reason it was refused. Returns
+    /// why no attempt could start (a host that does not resolve), in which
+    /// case `completion` never runs.
+    public static func open(_ endpoint: Endpoint, loop: EventLoop, trust: TLSTrust,
+                            completion: @escaping (Result<any ByteStream, ConnectFailure>) -> Void) -> String? {
+        let plain: (Result<StreamConnection, UVError>) -> Void = { result in
+            switch result {
+            case .success(let connection):
+                connection.setNoDelay(true)
+                completion(.success(connection))
+            case .failure(let error):
+                completion(.failure(ConnectFailure(error.description)))
+            }
+        }
         switch endpoint {
         case .unix(let path):
-            StreamConnection.connectUnix(loop: loop, path: path, completion: completion)
+            StreamConnection.connectUnix(loop: loop, path: path, completion: plain)
         case .tcp(let host, let port):
             guard let address = resolve(host) else { return "cannot resolve host \(host)" }
-            StreamConnection.connectTCP(loop: loop, host: address, port: port, completion: completion)
+            StreamConnection.connectTCP(loop: loop, host: address, port: port, completion: plain)
+        case .tls(let host, let port):
+            guard let address = resolve(host) else { return "cannot resolve host \(host)" }
+            StreamConnection.connectTCP(loop: loop, host: address, port: port) { result in
+                switch result {
+                case .success(let connection):
+                    connection.setNoDelay(true)
+                    shakeHands(over: connection, name: host, loop: loop, trust: trust, completion: completion)
+                case .failure(let error):
+                    completion(.failure(ConnectFailure(error.description)))
+                }
+            }
         }
         return nil
     }
 
-    private func connected(_ result: Result<StreamConnection, UVError>, attempt: Int) {
+    /// TLS over a connected stream; the certificate must name `name`, the host as the user wrote it.
+    private static func shakeHands(over connection: StreamConnection, name: String, loop: EventLoop, trust: TLSTrust,
+                                   completion: @escaping (Result<any ByteStream, ConnectFailure>) -> Void) {
+        let engine: TLSEngine
+        do {
+            engine = try TLSEngine(client: trust.context().get(), serverName: name)
+        } catch {
+            connection.close()
+            completion(.failure(ConnectFailure("TLS: \(error)")))
+            return
+        }
+        let tls = TLSStream(transport: connection, engine: engine, loop: loop)
+        // The stream's callbacks hold it until one of them has run.
+        tls.onEstablished = { completion(.success(tls)) }
+        tls.onHandshakeFailed = { reason in completion(.failure(ConnectFailure("TLS: \(reason)"))) }
+        tls.beginHandshake(timeoutMilliseconds: tlsHandshakeMilliseconds)
+    }
+
+    private func connected(_ result: Result<any ByteStream, ConnectFailure>, attempt: Int) {
         guard attempt == generation else {
             if case .success(let stale) = result { stale.close() }
             return
@@ -176,7 +231,6 @@ public final class ClientDriver {
         case .success(let connection):
             walk.succeeded()
             self.connection = connection
-            connection.setNoDelay(true)
             connection.onRead = { [weak self] bytes in
                 self?.read(bytes, attempt: attempt)
             }

@@ -26,14 +26,17 @@ final class NavEngine: Sendable {
 
     private let endpoints: [Endpoint]
     private let options: SyncClientOptions
+    /// Extra trusted roots for `tls://` addresses (`SharedNavigation`'s `tlsCA`).
+    private let tlsCA: String?
     private let control = Guarded(Control())
     private let outbox = Guarded(EngineOutbox())
     private let deliver: @MainActor @Sendable ([EngineEvent]) -> Void
 
     /// `deliver` runs on the main actor with each batch of events, in order.
-    init(endpoints: [Endpoint], options: SyncClientOptions,
+    init(endpoints: [Endpoint], options: SyncClientOptions, tlsCA: String? = nil,
          deliver: @escaping @MainActor @Sendable ([EngineEvent]) -> Void) {
         self.endpoints = endpoints
+        self.tlsCA = tlsCA
         self.options = options
         self.deliver = deliver
     }
@@ -75,7 +78,8 @@ final class NavEngine: Sendable {
             emit(.finished)
             return
         }
-        let side = LoopSide(engine: self, driver: ClientDriver(loop: loop, endpoints: endpoints, options: options))
+        let side = LoopSide(engine: self, driver: ClientDriver(loop: loop, endpoints: endpoints, options: options,
+                                                            tlsCA: tlsCA))
         let wakeup = LoopWakeup(loop: loop) { side.drainCommands() }
         side.wakeup = wakeup
         control.withLock { $0.wakeup = wakeup }

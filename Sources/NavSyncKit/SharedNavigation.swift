@@ -44,6 +44,7 @@ public final class SharedNavigation<Screen: NavScreen> {
     @ObservationIgnored private let address: String
     @ObservationIgnored private let room: String
     @ObservationIgnored private let token: String?
+    @ObservationIgnored private let tlsCA: String?
     @ObservationIgnored private var engine: NavEngine?
     /// Bumped for every engine, so late events of an earlier one are ignored.
     @ObservationIgnored private var engineGeneration = 0
@@ -63,15 +64,22 @@ public final class SharedNavigation<Screen: NavScreen> {
     ///
     /// - Parameters:
     ///   - connect: the daemon, in the forms `navsync --connect` takes:
-    ///     `HOST:PORT`, `[IPv6]:PORT` or `unix:PATH`, or a comma-separated
-    ///     list of them tried in turn (daemons sharing a backplane), on start
-    ///     and on every reconnect.
+    ///     `HOST:PORT`, `[IPv6]:PORT`, `tls://HOST:PORT` or `unix:PATH`, or a
+    ///     comma-separated list of them tried in turn (daemons sharing a
+    ///     backplane), on start and on every reconnect. A `tls://` daemon's
+    ///     certificate is always checked against HOST.
     ///   - room: the room to follow; `main` is the one every connection starts in.
     ///   - token: sent with `AUTH` first, for a daemon started with `--token-file`.
-    public init(connect: String = "127.0.0.1:7878", room: String = Names.defaultRoom, token: String? = nil) {
+    ///   - tlsCA: a PEM file of certificates trusted for `tls://` addresses
+    ///     besides the system's roots (as `navsync --tls-ca`), e.g. for a
+    ///     self-signed certificate. One that cannot be read fails every
+    ///     `tls://` attempt with the reason.
+    public init(connect: String = "127.0.0.1:7878", room: String = Names.defaultRoom, token: String? = nil,
+                tlsCA: String? = nil) {
         self.address = connect
         self.room = room
         self.token = token
+        self.tlsCA = tlsCA
     }
 
     isolated deinit {
@@ -118,7 +126,7 @@ public final class SharedNavigation<Screen: NavScreen> {
         let generation = engineGeneration
         var options = SyncClientOptions.stream(room: room, token: token)
         options.askIdentity = true
-        let engine = NavEngine(endpoints: endpoints, options: options) { [weak self] events in
+        let engine = NavEngine(endpoints: endpoints, options: options, tlsCA: tlsCA) { [weak self] events in
             self?.receive(events, from: generation)
         }
         self.engine = engine

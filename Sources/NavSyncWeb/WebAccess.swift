@@ -38,12 +38,14 @@ public struct WebAccess: Sendable, Equatable {
     }
 
     /// An upgrade with no `Origin` is not from a browser and passes; one
-    /// with an `Origin` passes when it is the daemon's own page
-    /// (`http://` + the request's `Host`) or an allowed origin.
-    public func originAllowed(_ origin: String?, host: String?) -> Bool {
+    /// with an `Origin` passes when it is the daemon's own page (`http://` +
+    /// the request's `Host`, or `https://` + `Host` on a TLS connection —
+    /// never the other scheme, which would be another origin) or an
+    /// allowed origin.
+    public func originAllowed(_ origin: String?, host: String?, overTLS: Bool = false) -> Bool {
         guard let origin else { return true }
         guard let normalized = Self.normalizedOrigin(origin) else { return false }
-        if let host, normalized == "http://" + host.lowercased() { return true }
+        if let host, normalized == (overTLS ? "https://" : "http://") + host.lowercased() { return true }
         return allowedOrigins.contains(normalized)
     }
 

@@ -13,4 +13,7 @@ public protocol WebByteStream: AnyObject {
     func resumeWebReading()
     /// Bytes written and not yet sent, with what holding them costs.
     var queuedWriteBytes: Int { get }
+    /// True when the connection is inside TLS: the daemon's own page then
+    /// comes from `https://` + `Host`, and that is the origin its upgrades carry.
+    var isEncrypted: Bool { get }
 }

@@ -25,9 +25,11 @@ public enum WebDecision: Equatable, Sendable {
     /// (the third on a connection closes it).
     case wrongToken
 
-    /// - Parameter credential: what the request's Bearer token comes to;
-    ///   asked only for the paths that need one.
-    public static func judge(_ head: HTTPRequestHead, access: WebAccess,
+    /// - Parameters:
+    ///   - overTLS: the request came inside TLS, so the daemon's own origin is `https://` + `Host`.
+    ///   - credential: what the request's Bearer token comes to; asked only
+    ///     for the paths that need one.
+    public static func judge(_ head: HTTPRequestHead, access: WebAccess, overTLS: Bool = false,
                              credential: () -> Credential) -> WebDecision {
         let readsOnly = WebEndpoint.allowedMethods.contains(head.method)
         if head.hasTransferEncoding && readsOnly {
@@ -71,7 +73,7 @@ public enum WebDecision: Equatable, Sendable {
                   let key = head.header("sec-websocket-key"), isWebSocketKey(key) else {
                 return .refuse(status: 400, reason: "not a valid WebSocket upgrade", close: true)
             }
-            guard access.originAllowed(head.header("origin"), host: head.header("host")) else {
+            guard access.originAllowed(head.header("origin"), host: head.header("host"), overTLS: overTLS) else {
                 return .refuse(status: 403, reason: "Origin not allowed", close: true)
             }
             return .upgrade(key: key)

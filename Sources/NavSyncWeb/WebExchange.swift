@@ -95,7 +95,7 @@ final class WebExchange {
         bodyLeft = head.contentLength
         let headOnly = head.method == "HEAD"
         let closes = !head.wantsKeepAlive
-        let decision = WebDecision.judge(head, access: door.access) { [server, session] in
+        let decision = WebDecision.judge(head, access: door.access, overTLS: stream.isEncrypted) { [server, session] in
             server.credential(bearer: WebAccess.bearerToken(head.header("authorization")), from: session)
         }
         switch decision {

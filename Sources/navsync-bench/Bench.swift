@@ -1,9 +1,10 @@
 import Glibc
+import NavSyncTLS
 import UVLoop
 
 /// One watcher connection and what it has received so far.
 final class Watcher {
-    let connection: StreamConnection
+    let connection: any ByteStream
     var scanner = LineScanner()
     /// For WebSocket watchers: frames instead of lines.
     var frames = FrameScanner()
@@ -12,7 +13,7 @@ final class Watcher {
     /// The highest event target this watcher has already been counted for.
     var countedFor = 0
 
-    init(connection: StreamConnection) {
+    init(connection: any ByteStream) {
         self.connection = connection
     }
 }
@@ -32,6 +33,8 @@ final class Bench {
 
     private var phase = Phase.connecting
     private var actor: StreamConnection?
+    /// navsync-tls: the trusted roots, loaded once for every watcher.
+    private var tlsContext: TLSClientContext?
     private var actorScanner = LineScanner()
     private var actorAcknowledgements = 0
     /// The `OK` of the actor's `AUTH` (with `--actor-token`) is no change's.
@@ -201,14 +204,19 @@ final class Bench {
         while connectsInFlight < options.connectBatch && connectsStarted < options.watchers {
             connectsStarted += 1
             connectsInFlight += 1
-            let ports = options.watcherPorts.isEmpty ? [options.port] : options.watcherPorts
+            let ports = options.tlsPort.map { [$0] } ?? (options.watcherPorts.isEmpty ? [options.port] : options.watcherPorts)
             let port = ports[connectsStarted % ports.count]
             StreamConnection.connectTCP(loop: loop, host: options.host, port: port) { [unowned self] outcome in
-                self.connectsInFlight -= 1
                 guard self.phase == .connecting else {
+                    self.connectsInFlight -= 1
                     if case .success(let connection) = outcome { connection.close() }
                     return
                 }
+                if case .success(let connection) = outcome, self.wire.system.watchersOverTLS {
+                    self.shakeHands(connection)
+                    return
+                }
+                self.connectsInFlight -= 1
                 switch outcome {
                 case .success(let connection):
                     self.adoptWatcher(connection)
@@ -225,7 +233,32 @@ final class Bench {
         }
     }
 
-    private func adoptWatcher(_ connection: StreamConnection) {
+    /// navsync-tls: the watcher is adopted once its handshake is done (a
+    /// connect counts as in flight until then, so the batch paces handshakes).
+    private func shakeHands(_ connection: StreamConnection) {
+        do {
+            let context = try tlsContext ?? TLSClientContext(extraRootsFile: options.tlsCA)
+            tlsContext = context
+            let tls = TLSStream(transport: connection, engine: try TLSEngine(client: context, serverName: options.host), loop: loop)
+            tls.onEstablished = { [unowned self] in
+                self.connectsInFlight -= 1
+                guard self.phase == .connecting else { return tls.close() }
+                self.adoptWatcher(tls)
+                self.connectMore()
+            }
+            tls.onHandshakeFailed = { [unowned self] reason in
+                self.connectsInFlight -= 1
+                self.fail("a watcher's TLS handshake failed: \(reason)")
+            }
+            tls.beginHandshake(timeoutMilliseconds: 30_000)
+        } catch {
+            connectsInFlight -= 1
+            connection.close()
+            fail("TLS: \(error)")
+        }
+    }
+
+    private func adoptWatcher(_ connection: any ByteStream) {
         let watcher = Watcher(connection: connection)
         watchers.append(watcher)
         connection.onRead = { [unowned self, unowned watcher] bytes in self.watcherRead(watcher, bytes) }

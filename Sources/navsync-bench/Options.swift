@@ -13,6 +13,9 @@ struct BenchOptions {
     var pids: [Int32] = []
     /// Ports the watchers use in turn (a fleet's daemons); empty: `port`.
     var watcherPorts: [Int] = []
+    /// navsync-tls: the daemon's TLS port (watchers), and the CA its certificate chains to.
+    var tlsPort: Int?
+    var tlsCA: String?
     /// Leader: helper processes holding more watchers, and where they report.
     var helpers = 0
     var controlPort = 0
@@ -57,11 +60,12 @@ struct BenchOptions {
                navsync-bench history --daemon PATH --port N [--rooms R] [--history H] [--json FILE]
                                                        RSS of the WATCH <rev> history, R rooms filled to H events
 
-          --system navsync|navsync-ws|redis|nats|floor   protocol to speak (default navsync)
+          --system navsync|navsync-ws|navsync-tls|redis|redis-tls|nats|floor   protocol (default navsync)
           --label NAME                        name the result NAME (e.g. baseline) instead of the system
           --host ADDR --port N                server address (default 127.0.0.1:7878)
           --pid PID                           server process, for RSS and CPU from /proc (repeatable: summed)
           --ports P1,P2,...                   watchers connect to these in turn (a fleet); the actor to --port
+          --tls-port N --tls-ca FILE          navsync-tls, redis-tls: watchers connect to N over TLS, trusting FILE
           --helpers N --control-port C        leader: wait for N helper processes reporting on 127.0.0.1:C
           --leader C                          helper: hold -n watchers and report to the leader on port C
           -n N                                watcher connections (default 1000)
@@ -81,7 +85,7 @@ struct BenchOptions {
 
     /// `-n`, `-m` and `-k` are short for `--watchers`, `--rounds` and `--burst`.
     static let spec = CommandLineSpec(
-        valued: ["system", "label", "host", "port", "pid", "ports", "helpers", "control-port", "leader", "watchers", "rounds", "warmup", "burst", "burst-deliveries",
+        valued: ["system", "label", "host", "port", "pid", "ports", "tls-port", "tls-ca", "helpers", "control-port", "leader", "watchers", "rounds", "warmup", "burst", "burst-deliveries",
                  "watcher-token", "actor-token",
                  "min-bursts", "max-bursts", "max-burst-seconds", "connect-batch", "timeout", "run", "json"],
         switches: ["quiet", "help"],
@@ -113,6 +117,11 @@ struct BenchOptions {
             for part in text.split(separator: ",") {
                 options.watcherPorts.append(try CommandLineSpec.positiveInt(String(part), flag: "ports", minimum: 1))
             }
+        }
+        options.tlsPort = try number("tls-port", minimum: 1)
+        options.tlsCA = parsed.last("tls-ca")
+        if options.system.watchersOverTLS && (options.tlsPort == nil || options.tlsCA == nil) {
+            throw CommandLineSpec.UsageError("--system \(options.system.rawValue) needs --tls-port and --tls-ca")
         }
         options.helpers = try number("helpers") ?? 0
         options.controlPort = try number("control-port") ?? 0

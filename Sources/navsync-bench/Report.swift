@@ -122,6 +122,8 @@ enum Report {
         let ratioLines = ratios(of: "navsync", against: "redis", at: ns, in: rows, otherLabel: "redis")
         let baselineLines = ratios(of: "navsync", against: "baseline", at: ns, in: rows, otherLabel: "")
         let webSocketLines = ratios(of: "navsync-ws", against: "navsync", at: ns, in: rows, otherLabel: "tcp")
+        let tlsLines = ratios(of: "navsync-tls", against: "navsync", at: ns, in: rows, otherLabel: "plain")
+        let tlsRedisLines = ratios(of: "navsync-tls", against: "redis-tls", at: ns, in: rows, otherLabel: "redis-tls")
         var out = lines.joined(separator: "\n") + "\n"
         if !baselineLines.isEmpty {
             out += "\nnavsync (this build) vs baseline (BASE_BIN, measured in the same run):\n"
@@ -139,6 +141,14 @@ enum Report {
         if !webSocketLines.isEmpty {
             out += "\nnavsync-ws (watchers on WebSocket) vs navsync (watchers on TCP), same run:\n"
             out += webSocketLines.joined(separator: "\n") + "\n"
+        }
+        if !tlsLines.isEmpty {
+            out += "\nnavsync-tls (watchers inside TLS) vs navsync (plain TCP), same run:\n"
+            out += tlsLines.joined(separator: "\n") + "\n"
+        }
+        if !tlsRedisLines.isEmpty {
+            out += "\nnavsync-tls vs redis-tls (both with their subscribers inside TLS), same run:\n"
+            out += tlsRedisLines.joined(separator: "\n") + "\n"
         }
         let loads = rows.flatMap(\.loads).compactMap { $0.split(separator: " ").first.flatMap { Double($0) } }
         if let low = loads.min(), let high = loads.max() {

@@ -9,12 +9,21 @@ enum System: String, CaseIterable, Codable {
     /// navsyncd with its watchers on WebSocket (`/ws`, one text message per
     /// line); the actor stays on TCP, so the rows compare the fan-out.
     case navsyncWebSocket = "navsync-ws"
+    /// navsyncd with its watchers inside TLS (`--tls-port`, the bench's own
+    /// TLS client, as a remote watcher would be); the actor stays on TCP.
+    case navsyncTLS = "navsync-tls"
     /// redis-server: `SUBSCRIBE` / `SET` + `PUBLISH` (RESP), messages as RESP arrays.
     case redis
+    /// redis-server with its subscribers on its TLS port (Redis 6+), the actor on TCP:
+    /// the peer navsync-tls is measured against.
+    case redisTLS = "redis-tls"
     /// nats-server: `SUB` / `PUB`, messages `MSG <subject> <sid> <len>` + payload.
     case nats
     /// The bench's own minimal broadcaster: navsync's protocol, one write per watcher per event.
     case floor
+
+    /// The watchers connect to `--tls-port` inside TLS.
+    var watchersOverTLS: Bool { self == .navsyncTLS || self == .redisTLS }
 }
 
 /// What one received line means to the bench.
@@ -46,11 +55,11 @@ struct Wire {
     /// Sent once by each watcher right after connecting.
     var subscribe: [UInt8] {
         switch system {
-        case .navsync, .floor:
+        case .navsync, .navsyncTLS, .floor:
             Array(((watcherToken.map { "AUTH \($0)\n" } ?? "") + "WATCH\n").utf8)
         case .navsyncWebSocket:
             Self.upgradeRequest + Self.maskedText("WATCH")
-        case .redis:
+        case .redis, .redisTLS:
             resp(["SUBSCRIBE", Self.channel])
         case .nats:
             Array("CONNECT {\"verbose\":false,\"pedantic\":false}\r\nSUB \(Self.channel) 1\r\nPING\r\n".utf8)
@@ -71,9 +80,9 @@ struct Wire {
     /// is the event line navsync would send; for NATS a PUB of that payload (no state kept).
     func change(sequence: Int, screen: String) -> [UInt8] {
         switch system {
-        case .navsync, .navsyncWebSocket, .floor:
+        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor:
             return Array("SELECT \(screen)\n".utf8)
-        case .redis:
+        case .redis, .redisTLS:
             return resp(["SET", "\(Self.channel):route", "/\(screen)"])
                 + resp(["PUBLISH", Self.channel, payload(sequence, screen)])
         case .nats:
@@ -85,7 +94,7 @@ struct Wire {
     /// Acknowledgement lines the actor receives per change (0: the system sends none).
     var acknowledgementsPerChange: Int {
         switch system {
-        case .navsync, .navsyncWebSocket, .floor, .redis: 1
+        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor, .redis, .redisTLS: 1
         case .nats: 0
         }
     }
@@ -116,14 +125,14 @@ struct Wire {
     /// (0 where the line is shorter).
     func watcherLine(_ b0: UInt8, _ b1: UInt8) -> LineKind {
         switch system {
-        case .navsync, .navsyncWebSocket, .floor:
+        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor:
             // EVENT ... / STATE ... (first one: the WATCH reply; later ones: a resync) / ERR ...
             if b0 == UInt8(ascii: "E") { return b1 == UInt8(ascii: "V") ? .event : .error }
             if b0 == UInt8(ascii: "S") { return .subscribed }
             // The `OK` of a watcher's AUTH.
             if b0 == UInt8(ascii: "O") && watcherToken != nil { return .ignore }
             return .error
-        case .redis:
+        case .redis, .redisTLS:
             // *3 / $7 / message / $8 / navbench / $N / payload; the SUBSCRIBE reply has a
             // "subscribe" bulk string. Payloads start with 'E', channel with 'n'.
             if b0 == UInt8(ascii: "m") { return .event }
@@ -142,10 +151,10 @@ struct Wire {
     /// Classifies a line the actor received.
     func actorLine(_ b0: UInt8, _ b1: UInt8) -> LineKind {
         switch system {
-        case .navsync, .navsyncWebSocket, .floor:
+        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor:
             if b0 == UInt8(ascii: "O") { return .changeAcknowledged }
             return .error
-        case .redis:
+        case .redis, .redisTLS:
             // +OK for the SET, :<receivers> for the PUBLISH.
             if b0 == UInt8(ascii: ":") { return .changeAcknowledged }
             if b0 == UInt8(ascii: "-") { return .error }

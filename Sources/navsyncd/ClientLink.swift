@@ -1,9 +1,11 @@
 import NavSyncCore
 import NavSyncServer
+import NavSyncTLS
 import NavSyncWeb
 import UVLoop
 
-/// Joins one libuv stream to its server session: bytes and end-of-stream go
+/// Joins one byte stream (a libuv stream, or a TLS connection over one,
+/// whose plaintext is all this link sees) to its server session: bytes and end-of-stream go
 /// to the server, the server's output goes to the stream. Until the first
 /// line has decided, and for good if it was HTTP, bytes go through the front
 /// door (`ConnectionDoor`, NavSyncWeb), for which this link is the byte
@@ -28,7 +30,7 @@ final class ClientLink: Connection, WebByteStream {
     /// others waited ~2 ms (median) and the pipeliner lost nothing.
     static let inputBytesPerTurn = 4 * 1024
 
-    private let stream: StreamConnection
+    private let stream: any ByteStream
     private let loop: EventLoop
     private var lingerTimer: LoopTimer?
     private let onClosed: (ClientLink) -> Void
@@ -53,7 +55,7 @@ final class ClientLink: Connection, WebByteStream {
     /// This connection's way through the front door: the sniff, then HTTP; set by `attach`.
     private var passage: ConnectionDoor?
 
-    init(stream: StreamConnection, loop: EventLoop, turns: LoopTurns, liveCount: LiveCount, door: WebFrontDoor,
+    init(stream: any ByteStream, loop: EventLoop, turns: LoopTurns, liveCount: LiveCount, door: WebFrontDoor,
          onHolding: @escaping (ClientLink) -> Void, onClosed: @escaping (ClientLink) -> Void) {
         self.stream = stream
         self.loop = loop
@@ -157,6 +159,8 @@ final class ClientLink: Connection, WebByteStream {
     func sendRaw(_ bytes: [UInt8]) { stream.write([bytes]) }
 
     func pauseWebReading() { stream.stopReading() }
+
+    var isEncrypted: Bool { stream.isEncrypted }
 
     func resumeWebReading() {
         if heldInput.isEmpty && !serverPausedReading && !stream.isClosed { stream.startReading() }

@@ -2,6 +2,7 @@ import Glibc
 import NavSyncCore
 import NavSyncBackplane
 import NavSyncServer
+import NavSyncTLS
 import NavSyncWeb
 import UVLoop
 
@@ -23,6 +24,14 @@ final class Daemon {
     private var signals: [SignalWatcher] = []
     private var stopping = false
     private let turns = LoopTurns()
+    /// TLS connections still shaking hands: no session, no link yet. Each
+    /// has a bounded life (the handshake bound) and counts as a client.
+    private var handshakes: [ObjectIdentifier: TLSStream] = [:]
+    /// The certificate and key new TLS connections get; SIGHUP replaces it.
+    private var tlsContext: TLSServerContext?
+    private let maxClients: Int
+    /// A TLS handshake not finished this long after accepting is given up.
+    static let tlsHandshakeMilliseconds: UInt64 = 10_000
     /// Links holding input beyond their share of a turn.
     private var holding: [ClientLink] = []
     /// Started with no delay while links hold input, so the loop polls
@@ -37,8 +46,10 @@ final class Daemon {
     var grantsSource: GrantsSource?
 
     init(loop: EventLoop, server: Server, log: Logger, screensPath: String?, door: WebFrontDoor, keepaliveSeconds: Int,
-         backplane: RedisRoomStore? = nil) {
+         maxClients: Int, tlsContext: TLSServerContext? = nil, backplane: RedisRoomStore? = nil) {
         self.backplane = backplane
+        self.maxClients = maxClients
+        self.tlsContext = tlsContext
         self.loop = loop
         self.door = door
         self.server = server
@@ -50,14 +61,15 @@ final class Daemon {
     /// Binds every listener first and only then logs the `listening on`
     /// lines, so a script waiting for them never goes ahead against a daemon
     /// that is about to exit because a later address was taken.
-    func listen(_ addresses: [HostPort], unixPath: String?) throws(DaemonStartError) {
-        for address in addresses {
-            let shown = address.description
+    func listen(_ addresses: [HostPort], tls tlsAddresses: [HostPort] = [], unixPath: String?) throws(DaemonStartError) {
+        var tlsListeners: [StreamListener] = []
+        for (address, overTLS) in addresses.map({ ($0, false) }) + tlsAddresses.map({ ($0, true) }) {
+            let shown = (overTLS ? "tls://" : "") + address.description
             do {
                 let listener = try StreamListener.tcp(loop: loop, host: address.host, port: address.port) { [unowned self] stream in
-                    self.adopt(stream)
+                    if overTLS { self.adoptTLS(stream) } else { self.adopt(stream) }
                 }
-                listeners.append(listener)
+                if overTLS { tlsListeners.append(listener) } else { listeners.append(listener) }
             } catch {
                 let reason = error.isAddressInUse ? "address already in use" : error.description
                 throw DaemonStartError("cannot listen on \(shown): \(reason)")
@@ -86,6 +98,11 @@ final class Daemon {
                 StderrLog.always("web client at http://\(listener.boundAddress)/")
             }
         }
+        for listener in tlsListeners {
+            StderrLog.always("listening on tls://\(listener.boundAddress)")
+            StderrLog.always("web client at https://\(listener.boundAddress)/")
+        }
+        listeners += tlsListeners
     }
 
     private func adopt(_ stream: StreamConnection) {
@@ -93,10 +110,58 @@ final class Daemon {
             stream.close()
             return
         }
+        prepare(stream)
+        startLink(on: stream)
+    }
+
+    private func prepare(_ stream: StreamConnection) {
         stream.setNoDelay(true)
         if keepaliveSeconds > 0, let error = stream.setKeepAlive(seconds: keepaliveSeconds) {
             log.warn("cannot turn on TCP keepalive for \(stream.peerDescription): \(error)")
         }
+    }
+
+    /// A connection on a TLS listener shakes hands first; only then does it
+    /// get a link and a session, so the hub and the front door see its
+    /// plaintext as they see any stream. Over --max-clients it is closed
+    /// before the handshake: no `ERR busy` can be said without one, and
+    /// refusing costs no cryptography.
+    private func adoptTLS(_ stream: StreamConnection) {
+        guard !stopping, let tlsContext else {
+            stream.close()
+            return
+        }
+        let peer = stream.peerDescription
+        guard links.count + handshakes.count < maxClients else {
+            log.warn("tls \(peer) refused before the handshake: \(maxClients) connections already open")
+            stream.close()
+            return
+        }
+        let engine: TLSEngine
+        do {
+            engine = try TLSEngine(server: tlsContext)
+        } catch {
+            log.error("tls \(peer): \(error)")
+            stream.close()
+            return
+        }
+        prepare(stream)
+        let tls = TLSStream(transport: stream, engine: engine, loop: loop)
+        let key = ObjectIdentifier(tls)
+        handshakes[key] = tls
+        tls.onEstablished = { [unowned self, unowned tls] in
+            self.handshakes[key] = nil
+            self.log.debug("tls \(peer): \(tls.protocolVersion) handshake done")
+            self.startLink(on: tls)
+        }
+        tls.onHandshakeFailed = { [unowned self] reason in
+            self.handshakes[key] = nil
+            self.log.info("tls \(peer): handshake failed: \(reason)")
+        }
+        tls.beginHandshake(timeoutMilliseconds: Self.tlsHandshakeMilliseconds)
+    }
+
+    private func startLink(on stream: any ByteStream) {
         let link = ClientLink(stream: stream, loop: loop, turns: turns, liveCount: server.liveLinks, door: door,
                               onHolding: { [unowned self] link in self.holding.append(link) },
                               onClosed: { [unowned self] link in self.links[ObjectIdentifier(link)] = nil })
@@ -130,9 +195,23 @@ final class Daemon {
             signals.append(try SignalWatcher(loop: loop, signal: SIGHUP) { [unowned self] in
                 self.reloadCatalog()
                 self.reloadGrants()
+                self.reloadCertificate()
             })
         } catch {
             log.error("cannot install signal handlers: \(error)")
+        }
+    }
+
+    /// New TLS connections get the certificate and key as the files now
+    /// are (a renewed certificate); open ones keep what they shook hands with.
+    /// A pair that cannot be loaded, or does not match, keeps the old.
+    private func reloadCertificate() {
+        guard let current = tlsContext else { return }
+        do {
+            tlsContext = try TLSServerContext(certificateFile: current.certificateFile, keyFile: current.keyFile)
+            log.info("SIGHUP: TLS certificate and key reloaded from \(current.certificateFile) and \(current.keyFile)")
+        } catch {
+            log.error("SIGHUP: kept the old TLS certificate: \(error)")
         }
     }
 
@@ -198,6 +277,8 @@ final class Daemon {
         log.info("\(signal): stopping")
         for listener in listeners { listener.close() }
         listeners.removeAll()
+        for handshake in handshakes.values { handshake.close() }
+        handshakes.removeAll()
         server.shutdown()
         let deadline = loop.nowMilliseconds + Self.shutdownGraceMilliseconds
         let poll = LoopTimer(loop: loop)

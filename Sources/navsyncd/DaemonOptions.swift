@@ -28,6 +28,10 @@ struct DaemonOptions {
     var backplane: RedisEndpoint?
     var backplanePrefix = "navsync:"
     var replaceCatalog = false
+    /// `--tls-listen`: addresses served inside TLS, with `tlsCertificate` and `tlsKey`.
+    var tlsListen: [HostPort] = []
+    var tlsCertificate: String?
+    var tlsKey: String?
     var wantsHelp = false
     var wantsVersion = false
     // (1.2) Access.
@@ -42,7 +46,7 @@ struct DaemonOptions {
         valued: ["listen", "unix", "state", "screens", "token-file", "max-clients", "max-line",
                  "max-pending", "max-output-memory", "max-depth", "max-rooms", "fsync", "history", "history-bytes", "keepalive",
                  "log-level", "allow-origin", "backplane", "backplane-prefix",
-                 "tokens", "anonymous", "backplane-auth"],
+                 "tokens", "anonymous", "backplane-auth", "tls-listen", "tls-cert", "tls-key"],
         switches: ["help", "version", "replace-catalog"],
         shortAliases: ["h": "help"])
 
@@ -54,7 +58,8 @@ struct DaemonOptions {
                         [--max-rooms N] [--fsync always|batch]
                         [--history N] [--history-bytes BYTES] [--keepalive SECONDS]
                         [--allow-origin ORIGIN]... [--backplane URL] [--backplane-prefix P]
-                        [--replace-catalog] [--log-level debug|info|warn|error]
+                        [--replace-catalog] [--tls-listen HOST:PORT]... [--tls-cert FILE]
+                        [--tls-key FILE] [--log-level debug|info|warn|error]
                         [--tokens FILE] [--anonymous none|view|control] [--backplane-auth FILE]
 
           --listen HOST:PORT   address to serve, repeatable (default 127.0.0.1:7878;
@@ -93,6 +98,11 @@ struct DaemonOptions {
           --backplane-auth FILE
                                Redis credentials: the file's first line is PASSWORD or
                                USER PASSWORD (never give them on the command line)
+          --tls-listen HOST:PORT
+                               address to serve inside TLS (1.2 or 1.3), repeatable; with
+                               it and no --listen, no plain TCP listener is opened
+          --tls-cert FILE      PEM certificate (chain) for the TLS listeners; reread on SIGHUP
+          --tls-key FILE       PEM private key for it; reread on SIGHUP
           --log-level LEVEL    debug, info, warn or error (default info)
           -h, --help           this text
           --version            print the version
@@ -113,6 +123,23 @@ struct DaemonOptions {
                 let address = try listenAddress(text)
                 options.listen.append(HostPort(host: try listenHost(address.host), port: address.port))
             }
+        }
+        let tlsListen = parsed.values("tls-listen")
+        for text in tlsListen {
+            let address = try listenAddress(text, flag: "--tls-listen")
+            options.tlsListen.append(HostPort(host: try listenHost(address.host, flag: "--tls-listen"), port: address.port))
+        }
+        // A TLS-only daemon: the default plain address applies only when neither flag is given.
+        if listen.isEmpty && !tlsListen.isEmpty { options.listen = [] }
+        options.tlsCertificate = parsed.last("tls-cert")
+        options.tlsKey = parsed.last("tls-key")
+        if !tlsListen.isEmpty {
+            guard let certificate = options.tlsCertificate, !certificate.isEmpty,
+                  let key = options.tlsKey, !key.isEmpty else {
+                throw CommandLineSpec.UsageError("--tls-listen needs --tls-cert FILE and --tls-key FILE")
+            }
+        } else if options.tlsCertificate != nil || options.tlsKey != nil {
+            throw CommandLineSpec.UsageError("--tls-cert and --tls-key go with --tls-listen")
         }
         options.unixPath = parsed.last("unix")
         if let path = options.unixPath, path.isEmpty { throw CommandLineSpec.UsageError("--unix needs a path") }
@@ -232,8 +259,9 @@ struct DaemonOptions {
         }
         // Redis's protected mode, for navsync: no token and no explicit
         // --anonymous control means anyone who reaches the port steers.
+        // TLS hides the traffic, not who may steer: its listeners count too.
         if options.grants == nil && options.anonymous == nil,
-           let exposed = options.listen.first(where: { !isLoopback($0.host) }) {
+           let exposed = (options.listen + options.tlsListen).first(where: { !isLoopback($0.host) }) {
             throw CommandLineSpec.UsageError(
                 "refusing to listen on \(exposed) (not loopback) while anyone could change state: "
                 + "add --tokens FILE, or pass --anonymous control on purpose")
@@ -252,25 +280,25 @@ struct DaemonOptions {
     }
 
     /// `--listen`'s value read by the core's `HostPort`, its problems worded for the flag.
-    static func listenAddress(_ text: String) throws(CommandLineSpec.UsageError) -> HostPort {
+    static func listenAddress(_ text: String, flag: String = "--listen") throws(CommandLineSpec.UsageError) -> HostPort {
         switch HostPort.parse(text) {
         case .success(let address): return address
-        case .failure(.badBrackets): throw CommandLineSpec.UsageError("--listen wants HOST:PORT or [IPv6]:PORT, not '\(text)'")
-        case .failure(.noPort): throw CommandLineSpec.UsageError("--listen wants HOST:PORT, not '\(text)'")
+        case .failure(.badBrackets): throw CommandLineSpec.UsageError("\(flag) wants HOST:PORT or [IPv6]:PORT, not '\(text)'")
+        case .failure(.noPort): throw CommandLineSpec.UsageError("\(flag) wants HOST:PORT, not '\(text)'")
         case .failure(.badHostOrPort):
-            throw CommandLineSpec.UsageError("--listen wants HOST:PORT with a port from 0 to 65535, not '\(text)'")
+            throw CommandLineSpec.UsageError("\(flag) wants HOST:PORT with a port from 0 to 65535, not '\(text)'")
         }
     }
 
     /// The daemon binds IP literals only (no resolver runs on the loop); the
     /// one name everybody types is translated, any other is a usage error.
-    static func listenHost(_ host: String) throws(CommandLineSpec.UsageError) -> String {
+    static func listenHost(_ host: String, flag: String = "--listen") throws(CommandLineSpec.UsageError) -> String {
         if host == "localhost" { return "127.0.0.1" }
         let isIPv4 = host.allSatisfy { $0 == "." || ($0.isASCII && $0.isNumber) }
         let isIPv6 = host.contains(":") && host.allSatisfy { $0 == ":" || $0 == "." || $0.isHexDigit }
         guard isIPv4 || isIPv6 else {
             throw CommandLineSpec.UsageError(
-                "--listen wants an IP address such as 127.0.0.1 or [::1] (or localhost), not '\(host)'")
+                "\(flag) wants an IP address such as 127.0.0.1 or [::1] (or localhost), not '\(host)'")
         }
         return host
     }

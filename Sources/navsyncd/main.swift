@@ -3,6 +3,7 @@ import Glibc
 import NavSyncBackplane
 import NavSyncCore
 import NavSyncServer
+import NavSyncTLS
 import NavSyncWeb
 import UVLoop
 
@@ -44,6 +45,17 @@ do {
     grants = try options.grants?.load() ?? []
 } catch {
     fail(error.description, status: 1)
+}
+
+// The certificate and key are checked before anything listens: a daemon
+// that could not serve TLS must not half-start.
+var tlsContext: TLSServerContext?
+if !options.tlsListen.isEmpty, let certificate = options.tlsCertificate, let key = options.tlsKey {
+    do {
+        tlsContext = try TLSServerContext(certificateFile: certificate, keyFile: key)
+    } catch {
+        fail("TLS: \(error)", status: 1)
+    }
 }
 
 let loop: EventLoop
@@ -113,10 +125,11 @@ let door = WebFrontDoor(access: WebAccess(allowedOrigins: options.allowedOrigins
                         maxLineBytes: options.limits.maxLineBytes)
 server.addFigures { door.figures }
 let daemon = Daemon(loop: loop, server: server, log: log, screensPath: options.screensPath, door: door,
-                    keepaliveSeconds: options.limits.keepaliveSeconds, backplane: backplane)
+                    keepaliveSeconds: options.limits.keepaliveSeconds, maxClients: options.limits.maxClients,
+                    tlsContext: tlsContext, backplane: backplane)
 
 do {
-    try daemon.listen(options.listen, unixPath: options.unixPath)
+    try daemon.listen(options.listen, tls: options.tlsListen, unixPath: options.unixPath)
 } catch {
     fail(error.description, status: 1)
 }

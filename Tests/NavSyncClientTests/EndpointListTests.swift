@@ -18,4 +18,14 @@ final class EndpointListTests: XCTestCase {
             XCTAssertThrowsError(try Endpoint.parseList(bad, source: "--connect"), "\(bad)")
         }
     }
+
+    func test_parse_tlsAddresses_keepTheHostAsWrittenAndPrintBack() throws {
+        let list = try Endpoint.parseList("tls://nav.example:7443,tls://[::1]:7443,127.0.0.1:7878", source: "--connect")
+        XCTAssertEqual(list, [.tls(host: "nav.example", port: 7443), .tls(host: "::1", port: 7443),
+                              .tcp(host: "127.0.0.1", port: 7878)])
+        XCTAssertEqual(list.map(\.description), ["tls://nav.example:7443", "tls://[::1]:7443", "127.0.0.1:7878"])
+        for bad in ["tls://", "tls://nav.example", "tls://nav.example:0", "tls://unix:/run/n.sock"] {
+            XCTAssertThrowsError(try Endpoint.parse(bad, source: "--connect"), bad)
+        }
+    }
 }

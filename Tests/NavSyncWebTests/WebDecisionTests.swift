@@ -95,6 +95,22 @@ final class WebDecisionTests: XCTestCase {
         XCTAssertEqual(judge(head("/ws", upgrade + [("origin", "http://wall.example")])), refused)
     }
 
+    func testDecision_originOverTLSIsHTTPSPlusHost() {
+        let refused = WebDecision.refuse(status: 403, reason: "Origin not allowed", close: true)
+        let accepted = WebDecision.upgrade(key: "dGhlIHNhbXBsZSBub25jZQ==")
+        func overTLS(_ origin: String) -> WebDecision {
+            WebDecision.judge(head("/ws", upgrade + [("origin", origin)]), access: access, overTLS: true) {
+                .granted(.unrestricted)
+            }
+        }
+        XCTAssertEqual(overTLS("https://127.0.0.1:7878"), accepted)
+        // The page over plain HTTP is another origin than the daemon's TLS listener.
+        XCTAssertEqual(overTLS("http://127.0.0.1:7878"), refused)
+        XCTAssertEqual(judge(head("/ws", upgrade + [("origin", "https://127.0.0.1:7878")])), refused)
+        XCTAssertEqual(overTLS("https://ops.example"), accepted)
+        XCTAssertEqual(overTLS("https://evil.example"), refused)
+    }
+
     func testAccess_normalizesOrigins() {
         XCTAssertEqual(WebAccess.normalizedOrigin("HTTPS://Ops.Example/"), "https://ops.example")
         XCTAssertNil(WebAccess.normalizedOrigin("ops.example"))

@@ -2,7 +2,8 @@
 # The web client in a real headless Chromium. Usage: Tests/browser/run.sh BIN_DIR [SCREENSHOT_DIR]
 # Installs Debian's chromium, chromium-driver and python3-venv when missing,
 # makes a virtual environment with selenium from PyPI under .build/, and runs
-# web_client_test.py under a two-minute bound.
+# web_client_test.py, then wss_test.py (the page over HTTPS and WSS), each
+# under a two-minute bound.
 set -euo pipefail
 bin="${1:-.build/release}"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -22,4 +23,5 @@ if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q selenium
 fi
-exec timeout -k 5 120 "$venv/bin/python" "$here/web_client_test.py" "$bin" "${2:-}"
+timeout -k 5 120 "$venv/bin/python" "$here/web_client_test.py" "$bin" "${2:-}"
+exec timeout -k 5 120 "$venv/bin/python" "$here/wss_test.py" "$bin"

@@ -8,7 +8,7 @@
 #   2. swift test --sanitize=thread   (scratch .build/tsan), with NavSyncKit's
 #      end-to-end tests against the release daemon;
 #   3. .build/asan/debug/navsyncd, the ASan daemon step 1 built, faces the
-#      kill -9, soak, hostile-client, churn and signal tests, run by the
+#      kill -9, soak, hostile-client, churn, signal and TLS tests, run by the
 #      release test bundle (`swift test -c release` builds it if `make test`
 #      has not; only swift test enables the testable imports the hub's unit
 #      tests use). Each test ends its daemon with SIGTERM (DaemonProcess.stop),
@@ -24,11 +24,11 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 swift="${SWIFT:-swift}"
-unit='NavSyncCoreTests|NavSyncServerTests|UVLoopTests|NavSyncClientTests|GNUFlagsTests|NavSyncKitTests|NavSyncWebTests'
+unit='NavSyncCoreTests|NavSyncServerTests|UVLoopTests|NavSyncClientTests|GNUFlagsTests|NavSyncKitTests|NavSyncWebTests|NavSyncTLSTests'
 # NavSyncKit's end-to-end tests run under TSan too: the library is where threads meet (its loop thread,
 # the main actor, the callers' tasks). They start the release daemon `make build` made.
 library='EndToEndTests.SharedNavigation'
-stress='DurabilityTests|HostileClientTests|SoakTests|SignalsAndFilesTests|ChurnTests|WebFrontDoorTests'
+stress='DurabilityTests|HostileClientTests|SoakTests|SignalsAndFilesTests|ChurnTests|WebFrontDoorTests|TLSDaemonTests|TLSHostilePeerTests'
 started=$(date +%s)
 
 step() {  # step NAME COMMAND... : runs it, prints its time, stops on failure

@@ -35,7 +35,7 @@ final class TerminalApp {
     }
 
     /// Runs until the user quits; returns the exit status.
-    static func run(endpoints: [Endpoint], room: String?, token: String?, environment: [String: String]) -> Int32 {
+    static func run(endpoints: [Endpoint], room: String?, token: String?, tlsCA: String?, environment: [String: String]) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
         let terminal: Terminal
         do {
@@ -44,7 +44,7 @@ final class TerminalApp {
             Output.complain(error.description)
             return 1
         }
-        let app = TerminalApp(loop: loop, terminal: terminal, endpoints: endpoints, room: room, token: token)
+        let app = TerminalApp(loop: loop, terminal: terminal, endpoints: endpoints, room: room, token: token, tlsCA: tlsCA)
         do {
             try app.start()
         } catch {
@@ -60,12 +60,13 @@ final class TerminalApp {
         return 0
     }
 
-    private init(loop: EventLoop, terminal: Terminal, endpoints: [Endpoint], room: String?, token: String?) {
+    private init(loop: EventLoop, terminal: Terminal, endpoints: [Endpoint], room: String?, token: String?, tlsCA: String?) {
         self.loop = loop
         self.terminal = terminal
         self.painter = Painter(terminal: terminal)
         self.room = room ?? Names.defaultRoom
-        self.driver = ClientDriver(loop: loop, endpoints: endpoints, options: .interactive(room: room, token: token))
+        self.driver = ClientDriver(loop: loop, endpoints: endpoints, options: .interactive(room: room, token: token),
+                                   tlsCA: tlsCA)
     }
 
     private func start() throws(UVError) {

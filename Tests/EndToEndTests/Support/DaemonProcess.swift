@@ -9,8 +9,10 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
     private let stderrPipe = Pipe()
     private let logLock = NSLock()
     private var logText = ""
-    /// The port of the first TCP listener, as the daemon logged it.
+    /// The port of the first plain TCP listener, as the daemon logged it.
     private(set) var port: Int = 0
+    /// The port of the first TLS listener (`listening on tls://…`), 0 without one.
+    private(set) var tlsPort: Int = 0
     /// Every address from the `listening on` lines: `127.0.0.1:40123`, `[::1]:40124`, `unix:/path`.
     private(set) var listeningAddresses: [String] = []
     let stateDirectory: String
@@ -39,7 +41,10 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
         let statePath = state ?? (stateDirectory + "/state.json")
         process.executableURL = URL(fileURLWithPath: Binaries.daemon)
         var arguments = extra
-        if !extra.contains(where: { $0.hasPrefix("--listen") }) { arguments += ["--listen", "127.0.0.1:0"] }
+        // A daemon given only TLS listeners is a TLS-only daemon: no plain one is added.
+        if !extra.contains(where: { $0.hasPrefix("--listen") || $0.hasPrefix("--tls-listen") }) {
+            arguments += ["--listen", "127.0.0.1:0"]
+        }
         // A backplane daemon keeps no state file (--state with it is refused).
         if state != Self.defaultState && !extra.contains(where: { $0.hasPrefix("--state") || $0.hasPrefix("--backplane") }) {
             arguments += ["--state", statePath]
@@ -71,7 +76,8 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
             let addresses = Self.listeningAddresses(in: log)
             if addresses.count >= expected {
                 listeningAddresses = addresses
-                port = addresses.lazy.compactMap(Self.tcpPort).first ?? 0
+                port = addresses.lazy.filter { !$0.hasPrefix("tls://") }.compactMap(Self.tcpPort).first ?? 0
+                tlsPort = addresses.lazy.filter { $0.hasPrefix("tls://") }.compactMap(Self.tcpPort).first ?? 0
                 return
             }
             if !process.isRunning { break }
@@ -83,10 +89,10 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
         throw DaemonError.notReady(log)
     }
 
-    /// One `listening on` line per `--listen` (the default counts as one) and per `--unix`.
+    /// One `listening on` line per `--listen` and `--tls-listen` (the default counts as one) and per `--unix`.
     private static func listenerCount(_ arguments: [String]) -> Int {
         func count(_ flag: String) -> Int { arguments.filter { $0 == flag || $0.hasPrefix(flag + "=") }.count }
-        return max(1, count("--listen")) + min(1, count("--unix"))
+        return max(1, count("--listen") + count("--tls-listen")) + min(1, count("--unix"))
     }
 
     /// Reuses a state file path ("none" = memory only): start a daemon on the

@@ -1,0 +1,33 @@
+import UVLoop
+
+/// A connected byte stream as the daemon's links and the clients use it: a
+/// plain libuv `StreamConnection`, or a `TLSStream` that carries the same
+/// bytes encrypted over one. Whoever holds one cannot tell which, except by
+/// asking `isEncrypted` (the web door's origin rule needs to).
+///
+/// Every member means what it means on `StreamConnection`; all must be used
+/// on the loop thread.
+public protocol ByteStream: AnyObject {
+    var onRead: ((UnsafeRawBufferPointer) -> Void)? { get set }
+    var onEnd: ((StreamEnd) -> Void)? { get set }
+    var onWriteQueueDrained: (() -> Void)? { get set }
+    var peerDescription: String { get }
+    var isClosed: Bool { get }
+    /// Bytes queued for the kernel and not yet taken (for TLS: ciphertext,
+    /// plus plaintext written before the handshake finished).
+    var queuedWriteBytes: Int { get }
+    /// The memory those queued bytes take.
+    var queuedWriteMemory: Int { get }
+    /// True when the bytes travel inside TLS.
+    var isEncrypted: Bool { get }
+    func startReading()
+    func stopReading()
+    func write(_ chunks: [[UInt8]])
+    func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int
+    func shutdownWrite()
+    func close()
+}
+
+extension StreamConnection: ByteStream {
+    public var isEncrypted: Bool { false }
+}

@@ -1,0 +1,154 @@
+import ChildProcessHarness
+import Foundation
+
+/// An outside TLS client: Python's `ssl` module, which checks the daemon's
+/// certificate against `name` and the CA file as any client would. Each run
+/// prints `PEER <common name> <version>` first (or `FAILED <reason>` and
+/// exits 2), then what the mode says.
+enum TLSPeer {
+    /// `lines`: sends each argument as a line, prints one reply line per line.
+    /// `http`: sends stdin, prints everything until the daemon closes.
+    /// `head`: sends stdin, prints the response head (through its blank line).
+    /// `flood LINE SECONDS FLAG`: sends LINE over and over for SECONDS without
+    ///   reading (prints `SENT <lines>`), waits (bounded) for the file FLAG,
+    ///   then reads every reply and prints `READ <lines> <last line>`.
+    /// `idle COUNT FLAG`: opens COUNT more connections, each a watcher
+    ///   (`WATCH`, its `STATE` read), prints `READY`, holds them all until the
+    ///   file FLAG appears (bounded).
+    /// `reload FLAG`: connection A answers GET, prints READY, waits (bounded)
+    ///   for the file FLAG, then opens connection B (PEER-B <common name>)
+    ///   and has both answer a PING.
+    static let script = #"""
+    import os, socket, ssl, sys, time
+
+    def connect(port, ca, name):
+        context = ssl.create_default_context(cafile=ca)
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        return context.wrap_socket(raw, server_hostname=name)
+
+    def common_name(tls):
+        for part in tls.getpeercert()["subject"]:
+            for key, value in part:
+                if key == "commonName":
+                    return value
+        return "?"
+
+    class Reader:
+        def __init__(self, tls):
+            self.tls, self.buffer = tls, b""
+        def fill(self):
+            data = self.tls.recv(65536)
+            if not data:
+                raise EOFError("closed")
+            self.buffer += data
+        def line(self):
+            while b"\n" not in self.buffer:
+                self.fill()
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            return line.decode()
+        def head(self):
+            while b"\r\n\r\n" not in self.buffer:
+                self.fill()
+            head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+            return head.decode()
+        def rest(self):
+            while True:
+                try:
+                    self.fill()
+                except (EOFError, ssl.SSLError, ConnectionResetError):
+                    return self.buffer.decode(errors="replace")
+
+    mode, port, ca, name = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    try:
+        tls = connect(port, ca, name)
+    except (ssl.SSLError, ssl.CertificateError, OSError) as error:
+        print("FAILED", error, flush=True)
+        sys.exit(2)
+    print("PEER", common_name(tls), tls.version(), flush=True)
+    reader = Reader(tls)
+    if mode == "lines":
+        tls.sendall("".join(line + "\n" for line in sys.argv[5:]).encode())
+        for _ in sys.argv[5:]:
+            print(reader.line(), flush=True)
+    elif mode == "http":
+        tls.sendall(sys.stdin.buffer.read())
+        sys.stdout.write(reader.rest())
+    elif mode == "head":
+        tls.sendall(sys.stdin.buffer.read())
+        print(reader.head(), flush=True)
+    elif mode == "flood":
+        import select
+        line = (sys.argv[5] + "\n").encode()
+        # Whole lines, one record a write: a write the socket could not take
+        # stays inside OpenSSL, and is finished by repeating the same buffer.
+        unit = line * (16000 // len(line))
+        tls.setblocking(False)
+        units, unfinished = 0, False
+        until = time.time() + float(sys.argv[6])
+        while time.time() < until:
+            try:
+                tls.send(unit)
+                units, unfinished = units + 1, False
+            except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
+                unfinished = True
+                select.select([], [tls], [], 0.05)
+        expected = (units + (1 if unfinished else 0)) * (len(unit) // len(line))
+        print("SENT", expected, flush=True)
+        deadline = time.time() + 60
+        while not os.path.exists(sys.argv[7]) and time.time() < deadline:
+            time.sleep(0.02)
+        # One thread drives the socket: finishing the cut write and reading the replies.
+        count, tail = 0, b""
+        deadline = time.time() + 60
+        while count < expected and time.time() < deadline:
+            if unfinished:
+                try:
+                    tls.send(unit)
+                    unfinished = False
+                except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
+                    pass
+            try:
+                data = tls.recv(65536)
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+                select.select([tls], [tls] if unfinished else [], [], 0.05)
+                continue
+            if not data:
+                break
+            count += data.count(b"\n")
+            tail = (tail + data)[-200:]
+        print("READ", count, tail.rstrip(b"\n").split(b"\n")[-1].decode(), flush=True)
+    elif mode == "idle":
+        watchers = [tls] + [connect(port, ca, name) for _ in range(int(sys.argv[5]) - 1)]
+        for watcher in watchers:
+            watcher.sendall(b"WATCH\n")
+            Reader(watcher).line()
+        print("READY", flush=True)
+        deadline = time.time() + 60
+        while not os.path.exists(sys.argv[6]) and time.time() < deadline:
+            time.sleep(0.02)
+    elif mode == "reload":
+        tls.sendall(b"GET\n")
+        print("A", reader.line())
+        print("READY", flush=True)
+        deadline = time.time() + 30
+        while not os.path.exists(sys.argv[5]) and time.time() < deadline:
+            time.sleep(0.02)
+        second = connect(port, ca, name)
+        print("PEER-B", common_name(second), flush=True)
+        second_reader = Reader(second)
+        second.sendall(b"PING b\n")
+        print("B", second_reader.line(), flush=True)
+        tls.sendall(b"PING a\n")
+        print("A", reader.line(), flush=True)
+    """#
+
+    static var python: String {
+        ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "python3"
+    }
+
+    /// Runs one mode to completion (bounded) and returns its output.
+    static func run(_ mode: String, port: Int, ca: String, name: String = "127.0.0.1", _ arguments: [String] = [],
+                    stdin: String? = nil, timeout: TimeInterval = 20) throws -> RunResult {
+        try runProcess(python, ["-c", script, mode, "\(port)", ca, name] + arguments, stdin: stdin, timeout: timeout)
+    }
+}

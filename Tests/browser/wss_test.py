@@ -1,0 +1,167 @@
+"""The web client over HTTPS and WSS in a real headless Chromium.
+
+Usage: wss_test.py BIN_DIR
+
+Makes a throwaway CA and a certificate for 127.0.0.1 with the openssl
+command, starts a TLS-only navsyncd with it, and has Chromium trust that
+certificate by the SHA-256 of its public key (--ignore-certificate-errors-spki-list,
+the one certificate and nothing else). Then the page must load over
+https://, connect back over wss:// by itself (a page on https:// cannot use
+ws://), follow a change made by a line client speaking TLS, and send a click
+that the line client sees. Every wait is bounded; the daemon is stopped by
+its PID.
+"""
+import base64
+import hashlib
+import os
+import re
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+BIN = sys.argv[1]
+WORK = tempfile.mkdtemp(prefix="navsync-wss-")
+passed = 0
+
+
+def openssl(*arguments):
+    subprocess.run(["openssl", *arguments], cwd=WORK, check=True, capture_output=True, timeout=30)
+
+
+def make_certificates():
+    for key in ["ca.key", "server.key"]:
+        openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key)
+    openssl("req", "-x509", "-new", "-key", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=navsync-wss-test-ca")
+    with open(os.path.join(WORK, "san.ext"), "w") as ext:
+        ext.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    openssl("req", "-new", "-key", "server.key", "-subj", "/CN=localhost", "-out", "server.csr")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", "2", "-extfile", "san.ext", "-out", "server.pem")
+    public_key = subprocess.run(["openssl", "x509", "-in", "server.pem", "-pubkey", "-noout"], cwd=WORK,
+                                check=True, capture_output=True, timeout=30).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=public_key, cwd=WORK,
+                         check=True, capture_output=True, timeout=30).stdout
+    return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+def start_daemon():
+    log_path = os.path.join(WORK, "daemon.log")
+    log = open(log_path, "w")
+    proc = subprocess.Popen([os.path.join(BIN, "navsyncd"), "--tls-listen", "127.0.0.1:0",
+                             "--tls-cert", os.path.join(WORK, "server.pem"), "--tls-key", os.path.join(WORK, "server.key"),
+                             "--state", "none"], stderr=log, stdout=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        match = re.search(r"web client at https://127\.0\.0\.1:(\d+)/", open(log_path).read())
+        if match:
+            return proc, int(match.group(1))
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    proc.kill()
+    raise SystemExit("navsyncd did not start:\n" + open(log_path).read())
+
+
+class TLSLines:
+    """A line-protocol client inside TLS, checking the certificate against the test CA."""
+
+    def __init__(self, port):
+        context = ssl.create_default_context(cafile=os.path.join(WORK, "ca.pem"))
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.sock = context.wrap_socket(raw, server_hostname="127.0.0.1")
+        self.buffer = b""
+
+    def line(self):
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise EOFError("daemon closed the connection")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line.decode()
+
+    def request(self, text):
+        self.sock.sendall((text + "\n").encode())
+        return self.line()
+
+    def close(self):
+        self.sock.close()
+
+
+def check(name, condition):
+    global passed
+    if not condition:
+        raise AssertionError(name)
+    passed += 1
+    print("ok   " + name, flush=True)
+
+
+def wait_for(driver, what, predicate, timeout=10):
+    try:
+        WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: predicate(d))
+    except Exception:
+        state = driver.execute_script(
+            "return [location.href, document.getElementById('title').textContent,"
+            " document.getElementById('rev').textContent, document.getElementById('conn').textContent]")
+        raise AssertionError("timed out waiting for %s; page shows %s" % (what, state))
+
+
+def shows(driver, title, rev):
+    return (driver.find_element(By.ID, "title").text == title
+            and driver.find_element(By.ID, "rev").text == str(rev))
+
+
+def main():
+    spki = make_certificates()
+    proc, port = start_daemon()
+    options = webdriver.ChromeOptions()
+    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=1100,800", "--ignore-certificate-errors-spki-list=" + spki]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        lines = TLSLines(port)
+        check("a TLS line client sets the scene", lines.request("SELECT green") == "OK 1")
+        driver.get("https://127.0.0.1:%d/" % port)
+        wait_for(driver, "the first state over wss://", lambda d: shows(d, "Green", 1))
+        wait_for(driver, "live connection", lambda d: d.find_element(By.ID, "conn").text == "live")
+        check("the page came over https://", driver.execute_script("return location.protocol") == "https:")
+
+        check("TLS line client pushes", lines.request("PUSH blue over tls") == "OK 2")
+        wait_for(driver, "the push", lambda d: shows(d, "Blue", 2))
+        check("the page follows it over wss://", driver.find_element(By.ID, "data").text == "over tls")
+
+        watcher = TLSLines(port)
+        check("TLS watcher", watcher.request("WATCH") == "STATE 2 /green/blue:over%20tls")
+        driver.find_element(By.ID, "pop").click()
+        check("a click in the page reaches the TLS watcher", watcher.line() == "EVENT 3 pop /green")
+        watcher.close()
+        lines.close()
+    finally:
+        driver.quit()
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    print("browser (wss): %d checks passed" % passed)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BaseException:
+        print("browser (wss): files and daemon log kept in " + WORK, file=sys.stderr)
+        raise
+    shutil.rmtree(WORK, ignore_errors=True)
