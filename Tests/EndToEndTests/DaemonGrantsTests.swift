@@ -254,7 +254,10 @@ final class DaemonGrantsTests: XCTestCase {
         defer { dir.remove() }
         let grants = try dir.write("grants", Self.grantsText)
         let token = try dir.write("token", "s3cret\n")
+        // Never loaded: the refusal comes before any file is read.
+        let (cert, key) = (try dir.write("cert.pem", "unread\n"), try dir.write("key.pem", "unread\n"))
         let cases: [([String], String)] = [
+            (["--tls-listen", "0.0.0.0:0", "--tls-cert", cert, "--tls-key", key], "refusing to listen on 0.0.0.0:0"),
             (["--anonymous", "view"], "needs --tokens"),
             (["--anonymous", "none"], "needs --tokens"),
             (["--anonymous", "admin", "--tokens", grants], "--anonymous is none, view or control"),
