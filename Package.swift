@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "NavSyncCore", swiftSettings: strict),
         // GNU-style flag reading for the three binaries; no protocol, no IO.
         .target(name: "GNUFlags", swiftSettings: strict),
-        .target(name: "UVLoop", dependencies: ["CLibUV"], swiftSettings: strict),
+        .target(name: "UVLoop", dependencies: ["CLibUV", "NavSyncCore"], swiftSettings: strict),
         .target(name: "NavSyncServer", dependencies: ["NavSyncCore"], swiftSettings: strict),
         // The web front door, whole: the sniff, HTTP heads, routing and access, the exchange, WebSocket
         // framing (wslay) and its lines, behind a byte-stream seam; the hub sees only sessions and lines.
@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(name: "GNUFlagsTests", dependencies: ["GNUFlags"]),
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
         .testTarget(name: "NavSyncWebTests", dependencies: ["NavSyncWeb", "NavSyncCore"]),
-        .testTarget(name: "UVLoopTests", dependencies: ["UVLoop"]),
+        .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "NavSyncCore"]),
         .testTarget(name: "EndToEndTests",
                     dependencies: ["NavSyncCore", "ChildProcessHarness", "RedisServerHarness", "NavSyncKit", "navsync-abc"]),
         // Bounded waits for the tests' child processes, shared by every harness that starts one.

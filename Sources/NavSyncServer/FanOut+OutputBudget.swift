@@ -32,7 +32,9 @@ extension FanOut {
         // such session (all 10,000 watchers in a burst), so the usual case,
         // under the bound, only sums and compacts: the list of candidates
         // is built only once the bound is passed.
-        var total = 0
+        // Each session's own memory is summed; the shared turn buffers its
+        // queued writes point into are in the ledger, once each.
+        var own = 0
         var kept = 0
         for session in backlogged {
             let bytes = session.isEnded ? 0 : session.pendingBytes
@@ -42,10 +44,11 @@ extension FanOut {
             }
             backlogged[kept] = session
             kept += 1
-            total += bytes
+            own += session.outboxBytes + session.connection.queuedOwnMemory
         }
         backlogged.removeLast(backlogged.count - kept)
-        heldOutputBytes = total
+        heldOwnBytes = own
+        let total = heldOutputBytes
         let bound = limits.maxOutputMemoryBytes
         guard total > bound else { return }
         var growing: [(session: Session, bytes: Int)] = []

@@ -1,3 +1,4 @@
+import NavSyncCore
 import NavSyncServer
 import UVLoop
 
@@ -208,6 +209,26 @@ final class WebExchange {
         for chunk in chunks {
             splitter.forEachMessage(in: chunk) { framer.sendText($0) }
         }
+        let output = framer.takeOutput()
+        if !output.isEmpty { stream.sendRaw(output) }
+    }
+
+    /// A room's turn of events, the same buffer for every watcher of the
+    /// room: framed once for all WebSocket watchers (the shared writer
+    /// makes the frames this connection's framer would make) and written
+    /// without a copy. When this connection could not send those frames as
+    /// they are (a close on its way, part of a line held), it frames the
+    /// lines itself as `send` does.
+    func send(shared bytes: SharedBytes) {
+        guard case .webSocket(let framer) = phase else { return }
+        guard framer.takesMessages, !splitter.holdsPartialLine,
+              bytes.count > 0, bytes[bytes.count - 1] == UInt8(ascii: "\n") else {
+            send([bytes.array])
+            return
+        }
+        let writer = door.textWriter
+        stream.sendShared(bytes.derived(by: writer) { writer.frames(ofLines: $0) })
+        // Whatever wslay holds goes after the lines, as in `send`.
         let output = framer.takeOutput()
         if !output.isEmpty { stream.sendRaw(output) }
     }

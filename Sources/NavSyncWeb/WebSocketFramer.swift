@@ -108,6 +108,12 @@ public final class WebSocketFramer {
         textWriter.append(text: payload, to: &output)
     }
 
+    /// Messages given to `sendText` now are framed (not dropped): no close
+    /// is on its way.
+    public var takesMessages: Bool {
+        !closing && wslay_event_get_read_enabled(context) != 0
+    }
+
     /// Queues the close frame; messages queued before it go first.
     public func close(code: UInt16, reason: String = "") {
         // Pongs wslay holds go out first; the lines framed so far (a BYE)
