@@ -26,6 +26,16 @@ extension FanOut {
     /// bound has been passed.
     static let outputBudgetGrowthShare = 8
 
+    /// The output held now, counted as `keepOutputWithinBudget` counts it:
+    /// each session's own share, and each shared turn buffer once.
+    func countHeldOutput() -> Int {
+        var own = 0
+        for session in backlogged where !session.isEnded && session.pendingBytes > 0 {
+            own += session.outboxBytes + session.connection.queuedOwnMemory
+        }
+        return own + sharedLedger.heldBytes
+    }
+
     /// Called after each flush while some transport holds unsent output.
     func keepOutputWithinBudget() {
         // Runs after every flush in which some socket was full, over every
@@ -64,7 +74,9 @@ extension FanOut {
             growingBytes -= bytes
             resynced += 1
         }
-        log.warn("output held for connections is \(total) bytes, over --max-output-memory \(bound): "
+        log.warn("output held for connections is \(total) bytes (\(sharedLedger.heldBytes) in shared turn buffers), "
+                 + "over --max-output-memory \(bound): "
                  + "\(resynced) watcher(s) with the largest queues resynced")
     }
 }
+
