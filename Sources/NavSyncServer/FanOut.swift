@@ -255,7 +255,11 @@ final class FanOut {
                 var chunks = session.outbox.map(\.bytes)
                 if let owed { chunks += owed.room.turnEvents[owed.range] }
                 session.connection.write(chunks)
-                session.outbox.removeAll(keepingCapacity: true)
+                // Not keeping capacity: an empty outbox is then the one shared
+                // empty array, so the next flush's `isEmpty` reads memory that
+                // is already in cache instead of a buffer per watcher (perf
+                // showed that miss as a third of the flush's own time).
+                session.outbox.removeAll()
                 session.outboxBytes = 0
             }
             let queuedAfter = session.connection.queuedWriteBytes
