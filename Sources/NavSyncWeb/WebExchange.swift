@@ -228,9 +228,11 @@ final class WebExchange {
         }
         let writer = door.textWriter
         stream.sendShared(bytes.derived(by: writer) { writer.frames(ofLines: $0) })
-        // Whatever wslay holds goes after the lines, as in `send`.
-        let output = framer.takeOutput()
-        if !output.isEmpty { stream.sendRaw(output) }
+        // Whatever the framer holds goes after the lines, as in `send`.
+        if framer.hasOutput {
+            let output = framer.takeOutput()
+            if !output.isEmpty { stream.sendRaw(output) }
+        }
     }
 
     /// The session is ending: a WebSocket gets its close frame with the code
