@@ -38,10 +38,10 @@ let package = Package(
         .target(name: "NavSyncCore", swiftSettings: strict),
         // GNU-style flag reading for the three binaries; no protocol, no IO.
         .target(name: "GNUFlags", swiftSettings: strict),
-        .target(name: "UVLoop", dependencies: ["CLibUV"], swiftSettings: strict),
+        .target(name: "UVLoop", dependencies: ["CLibUV", "NavSyncCore"], swiftSettings: strict),
         // TLS below the front door and under the clients: OpenSSL driven through memory BIOs, the
         // one place besides UVLoop that holds C pointers.
-        .target(name: "NavSyncTLS", dependencies: ["COpenSSL", "UVLoop"], swiftSettings: strict),
+        .target(name: "NavSyncTLS", dependencies: ["COpenSSL", "UVLoop", "NavSyncCore"], swiftSettings: strict),
         .target(name: "NavSyncServer", dependencies: ["NavSyncCore"], swiftSettings: strict),
         // The web front door, whole: the sniff, HTTP heads, routing and access, the exchange, WebSocket
         // framing (wslay) and its lines, behind a byte-stream seam; the hub sees only sessions and lines.
@@ -89,7 +89,7 @@ let package = Package(
         .testTarget(name: "GNUFlagsTests", dependencies: ["GNUFlags"]),
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
         .testTarget(name: "NavSyncWebTests", dependencies: ["NavSyncWeb", "NavSyncCore"]),
-        .testTarget(name: "UVLoopTests", dependencies: ["UVLoop"]),
+        .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "NavSyncCore"]),
         .testTarget(name: "NavSyncTLSTests", dependencies: ["NavSyncTLS", "UVLoop", "TLSCertificateHarness"]),
         // Certificates made per run with the openssl command (used by the tests only).
         .target(name: "TLSCertificateHarness", dependencies: ["ChildProcessHarness"], path: "Tests/TLSCertificateHarness"),

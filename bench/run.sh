@@ -13,7 +13,8 @@
 # K (changes per burst), BIN (where navsyncd and navsync-bench are),
 # OUT (results directory), PORT_BASE, BASE_BIN (a directory holding an older
 # navsyncd: measured as the `baseline` rows beside `navsync`, interleaved in the
-# same run, so a change is shown side by side with the figures before it).
+# same run, so a change is shown side by side with the figures before it;
+# add `baseline-ws` to SYSTEMS for its WebSocket watchers beside navsync-ws).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # nats-server lives in /usr/sbin.
@@ -114,7 +115,7 @@ start_server() {
         navsync-tls) "$BIN/navsyncd" --listen "127.0.0.1:$port" --tls-listen "127.0.0.1:$((port + TLS_OFFSET))" \
                      --tls-cert "$TLS_DIR/server.pem" --tls-key "$TLS_DIR/server.key" --state none \
                      --max-clients 20000 --log-level warn 2>"$log" & ;;
-        baseline) "$BASE_BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
+        baseline|baseline-ws) "$BASE_BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --log-level warn 2>"$log" & ;;
         redis)   redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
                      --client-output-buffer-limit 'pubsub 0 0 0' --maxclients 11000 \
@@ -161,7 +162,7 @@ for n in $NS; do
             for attempt in 1 2; do
                 port=$((port + 1))
                 start_server "$system" "$port"
-                speak=$system; [ "$system" = baseline ] && speak=navsync
+                speak=$system; [ "$system" = baseline ] && speak=navsync; [ "$system" = baseline-ws ] && speak=navsync-ws
                 tokens=()
                 if [ "$system" = navsync-grants ]; then
                     speak=navsync

@@ -26,13 +26,25 @@ extension FanOut {
     /// bound has been passed.
     static let outputBudgetGrowthShare = 8
 
+    /// The output held now, counted as `keepOutputWithinBudget` counts it:
+    /// each session's own share, and each shared turn buffer once.
+    func countHeldOutput() -> Int {
+        var own = 0
+        for session in backlogged where !session.isEnded && session.pendingBytes > 0 {
+            own += session.outboxBytes + session.connection.queuedOwnMemory
+        }
+        return own + sharedLedger.heldBytes
+    }
+
     /// Called after each flush while some transport holds unsent output.
     func keepOutputWithinBudget() {
         // Runs after every flush in which some socket was full, over every
         // such session (all 10,000 watchers in a burst), so the usual case,
         // under the bound, only sums and compacts: the list of candidates
         // is built only once the bound is passed.
-        var total = 0
+        // Each session's own memory is summed; the shared turn buffers its
+        // queued writes point into are in the ledger, once each.
+        var own = 0
         var kept = 0
         for session in backlogged {
             let bytes = session.isEnded ? 0 : session.pendingBytes
@@ -42,10 +54,11 @@ extension FanOut {
             }
             backlogged[kept] = session
             kept += 1
-            total += bytes
+            own += session.outboxBytes + session.connection.queuedOwnMemory
         }
         backlogged.removeLast(backlogged.count - kept)
-        heldOutputBytes = total
+        heldOwnBytes = own
+        let total = heldOutputBytes
         let bound = limits.maxOutputMemoryBytes
         guard total > bound else { return }
         var growing: [(session: Session, bytes: Int)] = []
@@ -61,7 +74,9 @@ extension FanOut {
             growingBytes -= bytes
             resynced += 1
         }
-        log.warn("output held for connections is \(total) bytes, over --max-output-memory \(bound): "
+        log.warn("output held for connections is \(total) bytes (\(sharedLedger.heldBytes) in shared turn buffers), "
+                 + "over --max-output-memory \(bound): "
                  + "\(resynced) watcher(s) with the largest queues resynced")
     }
 }
+

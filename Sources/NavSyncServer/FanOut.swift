@@ -25,10 +25,17 @@ final class FanOut {
     var backlogged: [Session] = []
     /// A session in `backlogged` has ended since the last recount.
     var backlogHoldsEnded = false
-    /// Output the transports hold for all sessions, as of the last flush
-    /// (kept up to date during a flush; drains between flushes are seen at
-    /// the next count). Compared with `--max-output-memory`.
-    var heldOutputBytes = 0
+    /// Output the transports hold for each session alone (their own
+    /// copies and write requests, and the sessions' outboxes), as of the
+    /// last flush (kept up to date during a flush; drains between flushes
+    /// are seen at the next count).
+    var heldOwnBytes = 0
+    /// The turn buffers that queued writes hold, each charged once however
+    /// many watchers' writes point into it; always up to date.
+    let sharedLedger = SharedBytesLedger()
+    /// Output held for all sessions together, counted as memory: what is
+    /// compared with `--max-output-memory`.
+    var heldOutputBytes: Int { heldOwnBytes + sharedLedger.heldBytes }
 
     // Figures for STATS.
     var eventsOut: UInt64 = 0
@@ -193,14 +200,17 @@ final class FanOut {
         dirty.removeAll(keepingCapacity: true)
         let maxPending = limits.maxPendingBytes
         let maxOutput = limits.maxOutputMemoryBytes
-        // Output the transports took on in this flush and could not send at once.
-        var grown = 0
+        // Output the transports took on in this flush and could not send
+        // at once: their own memory, plus shared buffers newly held.
+        var grownOwn = 0
+        let sharedAtStart = sharedLedger.heldBytes
         // A session joined `backlogged`: its queue is not in the figure yet.
         var backlogGrew = false
         for session in batch {
             session.inDirtyList = false
             guard !session.isEnded else { continue }
             let queuedBefore = session.connection.queuedWriteBytes
+            let ownBefore = queuedBefore == 0 ? 0 : session.connection.queuedOwnMemory
             // The room's events of this turn that this watcher owes: sent with
             // its outbox, or skipped if it is closing, owed a resync, would
             // now hold more than --max-pending, or is already behind while
@@ -214,7 +224,8 @@ final class FanOut {
                     noteEventsSkipped(range.count)
                     dropEvents(session)
                 } else if queuedBefore > 0 && heldOutputBytes > maxOutput
-                            && (grown > maxOutput / Self.outputBudgetGrowthShare || queuedBefore >= session.queuedAfterLastFlush) {
+                            && (grownOwn + max(0, sharedLedger.heldBytes - sharedAtStart) > maxOutput / Self.outputBudgetGrowthShare
+                                || queuedBefore >= session.queuedAfterLastFlush) {
                     // Behind while the output of all connections is past the
                     // bound, and either its socket has sent nothing since the
                     // last flush (stalled: what it holds is not coming back)
@@ -231,24 +242,31 @@ final class FanOut {
                 session.outbox.append(Session.Output(bytes: Wire.state(currentState(session)), isEvent: false))
             }
             if let owed, session.outbox.isEmpty, owed.range.lowerBound == 0 {
-                // The usual case: one shared buffer, the same for every watcher of the room.
-                let events = owed.room.allTurnEvents()
+                // The usual case: one shared buffer, the same object for every
+                // watcher of the room; a transport that cannot send it at once
+                // keeps a reference to it rather than a copy.
+                let events = owed.room.allTurnEvents(ledger: sharedLedger)
                 if queuedBefore == 0 && heldOutputBytes + events.count > maxOutput {
                     offerWithoutQueuing(events, of: owed.room, to: session)
                 } else {
-                    session.connection.write([events])
+                    session.connection.write(shared: events)
                 }
             } else if !session.outbox.isEmpty || owed != nil {
                 var chunks = session.outbox.map(\.bytes)
                 if let owed { chunks += owed.room.turnEvents[owed.range] }
                 session.connection.write(chunks)
-                session.outbox.removeAll(keepingCapacity: true)
+                // Not keeping capacity: an empty outbox is then the one shared
+                // empty array, so the next flush's `isEmpty` reads memory that
+                // is already in cache instead of a buffer per watcher (perf
+                // showed that miss as a third of the flush's own time).
+                session.outbox.removeAll()
                 session.outboxBytes = 0
             }
             let queuedAfter = session.connection.queuedWriteBytes
+            let ownAfter = queuedAfter == 0 ? 0 : session.connection.queuedOwnMemory
             session.queuedAfterLastFlush = queuedAfter
-            heldOutputBytes += queuedAfter - queuedBefore
-            grown += max(0, queuedAfter - queuedBefore)
+            heldOwnBytes += ownAfter - ownBefore
+            grownOwn += max(0, ownAfter - ownBefore)
             if !session.inBacklogList && queuedAfter > 0 {
                 session.inBacklogList = true
                 backlogGrew = true
@@ -268,7 +286,7 @@ final class FanOut {
         // so the figure kept is an upper bound and needs no recount until
         // output grows again, a session joins the list, it is near the bound,
         // or a session in the list ended (the list must let go of it).
-        if !backlogged.isEmpty && (grown > 0 || backlogGrew || heldOutputBytes > maxOutput / 2 || backlogHoldsEnded) {
+        if !backlogged.isEmpty && (grownOwn > 0 || sharedLedger.heldBytes > sharedAtStart || backlogGrew || heldOutputBytes > maxOutput / 2 || backlogHoldsEnded) {
             backlogHoldsEnded = false
             keepOutputWithinBudget()
         }
@@ -281,14 +299,15 @@ final class FanOut {
     /// the events after it are dropped and it is owed a resync, like a
     /// watcher already behind. So such a watcher adds at most one line to
     /// the output held, however many of them a turn reaches.
-    private func offerWithoutQueuing(_ events: [UInt8], of room: Room, to session: Session) {
-        let taken = session.connection.writeWithoutQueuing([events])
+    private func offerWithoutQueuing(_ events: SharedBytes, of room: Room, to session: Session) {
+        let taken = session.connection.writeWithoutQueuing(shared: events)
         guard taken < events.count else { return }
         var nextLine = taken
         if taken > 0 && events[taken - 1] != UInt8(ascii: "\n") {
             // Every event ends with a newline, so there is one after `taken`.
-            nextLine = (events[taken...].firstIndex(of: UInt8(ascii: "\n")) ?? events.count - 1) + 1
-            session.connection.write([Array(events[taken..<nextLine])])
+            let bytes = events.bytes
+            nextLine = (bytes[taken...].firstIndex(of: UInt8(ascii: "\n")) ?? events.count - 1) + 1
+            session.connection.write([Array(bytes[taken..<nextLine])])
         }
         noteEventsSkipped(room.turnEvents.count - room.turnEventIndex(startingAt: nextLine))
         dropEvents(session, reason: "its socket is full while all connections hold \(heldOutputBytes) bytes, "

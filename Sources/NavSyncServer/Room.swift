@@ -20,8 +20,8 @@ final class Room {
     /// Bytes before each of `turnEvents`, and in all of them.
     private var turnOffsets: [Int] = []
     private(set) var turnBytes = 0
-    /// All of `turnEvents` as one buffer, built on first use in a turn.
-    private var joinedTurn: [UInt8]?
+    /// All of `turnEvents` as one shared buffer, built on first use in a turn.
+    private var joinedTurn: SharedBytes?
     /// Counts the turns in which this room had events; a cursor is valid only for the turn it was taken in.
     private(set) var turn: UInt64 = 1
 
@@ -73,17 +73,12 @@ final class Room {
         return low
     }
 
-    /// Every event of the turn as one shared buffer (the event itself when there is one).
-    func allTurnEvents() -> [UInt8] {
+    /// Every event of the turn as one shared buffer, the same object for
+    /// every watcher that takes the whole turn; queued writes that hold it
+    /// are charged to `ledger` once.
+    func allTurnEvents(ledger: SharedBytesLedger) -> SharedBytes {
         if let joinedTurn { return joinedTurn }
-        var joined: [UInt8]
-        if turnEvents.count == 1 {
-            joined = turnEvents[0]
-        } else {
-            joined = []
-            joined.reserveCapacity(turnBytes)
-            for event in turnEvents { joined.append(contentsOf: event) }
-        }
+        let joined = SharedBytes(joining: turnEvents, ledger: ledger)
         joinedTurn = joined
         return joined
     }

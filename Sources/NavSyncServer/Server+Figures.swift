@@ -27,8 +27,8 @@ extension Server {
             .gauge("live_sessions", liveSessions.value, help: "Per-connection session objects still in memory."),
             .gauge("live_links", liveLinks.value, help: "Per-connection link objects still in memory."),
             // Counted now: the figure the flush keeps is an upper bound while sockets drain.
-            .gauge("output_held", fanOut.backlogged.reduce(0) { $0 + ($1.isEnded ? 0 : $1.pendingBytes) },
-                   help: "Bytes of output held for all connections, not yet taken by their sockets."),
+            .gauge("output_held", fanOut.countHeldOutput(),
+                   help: "Bytes of output held for all connections, not yet taken by their sockets (a turn buffer shared by many once)."),
             .counter("changes", changesMade, help: "New revisions made through this daemon."),
             .counter("auth_failures", access.failures, help: "Failed AUTH lines and Authorization: Bearer headers."),
             .word("room", room ?? "", help: "The asking connection's room.", scope: .askingRoom),

@@ -1,3 +1,4 @@
+import NavSyncCore
 import UVLoop
 
 /// A connected byte stream as the daemon's links and the clients use it: a
@@ -22,8 +23,16 @@ public protocol ByteStream: AnyObject {
     var isEncrypted: Bool { get }
     func startReading()
     func stopReading()
+    /// The memory queued for this connection alone: without shared turn
+    /// buffers its queued writes point into (those are charged once, to
+    /// the buffer's ledger). Equal to `queuedWriteMemory` where nothing is shared.
+    var queuedOwnMemory: Int { get }
     func write(_ chunks: [[UInt8]])
     func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int
+    /// A room's turn that many connections write: a plain stream queues a
+    /// reference to it, TLS encrypts it like any other bytes.
+    func write(shared bytes: SharedBytes)
+    func writeWithoutQueuing(shared bytes: SharedBytes) -> Int
     func shutdownWrite()
     func close()
 }

@@ -1,3 +1,4 @@
+import NavSyncCore
 import Glibc
 import UVLoop
 
@@ -55,6 +56,8 @@ public final class TLSStream: ByteStream {
 
     public var queuedWriteBytes: Int { transport.queuedWriteBytes + earlyBytes }
     public var queuedWriteMemory: Int { transport.queuedWriteMemory + earlyBytes }
+    /// Every queued byte is ciphertext made for this connection alone.
+    public var queuedOwnMemory: Int { queuedWriteMemory }
 
     /// Starts the handshake; it must finish within `timeoutMilliseconds`.
     public func beginHandshake(timeoutMilliseconds: UInt64) {
@@ -257,4 +260,12 @@ public final class TLSStream: ByteStream {
         onEstablished = nil
         onHandshakeFailed = nil
     }
+}
+
+extension TLSStream {
+    /// Records are this connection's own: a shared turn is encrypted like
+    /// any other bytes (the copy is what TLS costs; see docs/PERFORMANCE.md).
+    public func write(shared bytes: SharedBytes) { write([bytes.array]) }
+
+    public func writeWithoutQueuing(shared bytes: SharedBytes) -> Int { writeWithoutQueuing([bytes.array]) }
 }

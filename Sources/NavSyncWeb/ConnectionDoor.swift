@@ -1,3 +1,4 @@
+import NavSyncCore
 import NavSyncServer
 import UVLoop
 
@@ -83,6 +84,11 @@ public final class ConnectionDoor {
     /// The session's output on an HTTP connection (see `WebExchange.send`).
     public func send(_ chunks: [[UInt8]]) {
         web?.send(chunks)
+    }
+
+    /// A room's turn of events, shared with the other connections of the room.
+    public func send(shared bytes: SharedBytes) {
+        web?.send(shared: bytes)
     }
 
     /// The stream has written everything it held.

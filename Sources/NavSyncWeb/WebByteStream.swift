@@ -1,3 +1,5 @@
+import NavSyncCore
+
 /// The byte stream under the web front door: what an HTTP exchange or a
 /// WebSocket writes and how it holds back a client that does not read.
 /// The daemon's libuv link is one today; a TLS layer that hands plaintext
@@ -7,6 +9,10 @@
 public protocol WebByteStream: AnyObject {
     /// Bytes the door has framed or formatted itself, written in order.
     func sendRaw(_ bytes: [UInt8])
+    /// Frames other connections send too (a room's turn, framed once),
+    /// written in order with `sendRaw`; the stream may keep a reference to
+    /// the buffer rather than copy it.
+    func sendShared(_ bytes: SharedBytes)
     /// Stops reading until `resumeWebReading` (responses waiting to drain).
     func pauseWebReading()
     /// Reading may go on again, unless the stream holds it back for reasons of its own.
@@ -16,4 +22,9 @@ public protocol WebByteStream: AnyObject {
     /// True when the connection is inside TLS: the daemon's own page then
     /// comes from `https://` + `Host`, and that is the origin its upgrades carry.
     var isEncrypted: Bool { get }
+}
+
+extension WebByteStream {
+    /// A stream that cannot share a buffer writes a copy of it.
+    public func sendShared(_ bytes: SharedBytes) { sendRaw(bytes.array) }
 }

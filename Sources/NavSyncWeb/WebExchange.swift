@@ -229,6 +229,28 @@ final class WebExchange {
         if !output.isEmpty { stream.sendRaw(output) }
     }
 
+    /// A room's turn of events, the same buffer for every watcher of the
+    /// room: framed once for all WebSocket watchers (the shared writer
+    /// makes the frames this connection's framer would make) and written
+    /// without a copy. When this connection could not send those frames as
+    /// they are (a close on its way, part of a line held), it frames the
+    /// lines itself as `send` does.
+    func send(shared bytes: SharedBytes) {
+        guard case .webSocket(let framer) = phase else { return }
+        guard framer.takesMessages, !splitter.holdsPartialLine,
+              bytes.count > 0, bytes[bytes.count - 1] == UInt8(ascii: "\n") else {
+            send([bytes.array])
+            return
+        }
+        let writer = door.textWriter
+        stream.sendShared(bytes.derived(by: writer) { writer.frames(ofLines: $0) })
+        // Whatever the framer holds goes after the lines, as in `send`.
+        if framer.hasOutput {
+            let output = framer.takeOutput()
+            if !output.isEmpty { stream.sendRaw(output) }
+        }
+    }
+
     /// The session is ending: a WebSocket gets its close frame with the code
     /// for the reason (after the lines already sent, such as `BYE`).
     func closing(because reason: CloseReason?) {

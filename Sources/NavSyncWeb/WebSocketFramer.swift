@@ -31,6 +31,9 @@ public final class WebSocketFramer {
     private var closing = false
     /// A frame announced more payload than a message may hold.
     private var oversized = false
+    /// wslay may hold frames of its own (pongs, a close) not yet pumped
+    /// into `output`: only `receive` and `close` can queue them.
+    private var wslayMayHoldOutput = false
 
     /// - Parameters:
     ///   - maxMessageBytes: a larger message closes with 1009.
@@ -97,6 +100,7 @@ public final class WebSocketFramer {
             inputOffset = 0
         }
         pump()
+        takesMessages = !closing && wslay_event_get_read_enabled(context) != 0
         defer { events.removeAll() }
         return events
     }
@@ -108,14 +112,24 @@ public final class WebSocketFramer {
         textWriter.append(text: payload, to: &output)
     }
 
+    /// Messages given to `sendText` now are framed (not dropped): no close
+    /// is on its way. Kept as a field (it changes only in `receive` and
+    /// `close`), so a room's turn asks no C function per watcher.
+    public private(set) var takesMessages = true
+
+    /// `takeOutput` would return something: frames written or held by wslay.
+    public var hasOutput: Bool { !output.isEmpty || wslayMayHoldOutput }
+
     /// Queues the close frame; messages queued before it go first.
     public func close(code: UInt16, reason: String = "") {
         // Pongs wslay holds go out first; the lines framed so far (a BYE)
         // are already in the output, ahead of the close.
         pump()
         closing = true
+        takesMessages = false
         let bytes = Array(reason.utf8.prefix(123))
         _ = wslay_event_queue_close(context, code, bytes, bytes.count)
+        wslayMayHoldOutput = true
     }
 
     /// Bytes to write to the socket, framed, since the last call.
@@ -142,6 +156,9 @@ public final class WebSocketFramer {
     private func pump() {
         if wslay_event_want_write(context) != 0 {
             _ = wslay_event_send(context)
+            wslayMayHoldOutput = wslay_event_want_write(context) != 0
+        } else {
+            wslayMayHoldOutput = false
         }
     }
 

@@ -23,6 +23,9 @@ public enum WebSocketLines {
 
         public init() {}
 
+        /// Part of a line is kept from an earlier chunk, waiting for its end.
+        public var holdsPartialLine: Bool { !tail.isEmpty }
+
         /// Calls `body` with each message's payload in order; the hot path
         /// (one call per line per WebSocket watcher), so nothing is collected.
         public mutating func forEachMessage(in chunk: [UInt8], _ body: (ArraySlice<UInt8>) -> Void) {

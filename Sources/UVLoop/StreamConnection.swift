@@ -1,4 +1,5 @@
 import CLibUV
+import NavSyncCore
 
 /// One connected byte stream: a TCP socket (`uv_tcp_t`) or a Unix domain socket (`uv_pipe_t`).
 ///
@@ -34,6 +35,10 @@ public final class StreamConnection: HandleOwner {
     private var writeShutDown = false
     /// `uv_write` requests whose callback has not run yet.
     private var pendingWrites = 0
+    /// Memory of this connection's own pending writes: each copied block
+    /// (request, bytes, malloc's word) and each request that points into a
+    /// shared buffer (request, malloc's word); the shared bytes are not in it.
+    private var ownWriteMemory = 0
 
     /// Called with each chunk of bytes read. The buffer is valid only during the call.
     public var onRead: ((UnsafeRawBufferPointer) -> Void)?
@@ -93,6 +98,13 @@ public final class StreamConnection: HandleOwner {
 
     /// What malloc adds to each block it hands out (glibc: one size word, rounded to 16).
     private static let allocatorOverhead = 16
+
+    /// The memory held for this connection alone: `queuedWriteMemory` without
+    /// the shared buffers its queued writes point into (those are charged
+    /// once, to their `SharedBytesLedger`). 0 once everything queued has been sent.
+    public var queuedOwnMemory: Int {
+        queuedWriteBytes == 0 ? 0 : ownWriteMemory
+    }
 
     // MARK: Reading
 
@@ -205,6 +217,94 @@ public final class StreamConnection: HandleOwner {
         }
     }
 
+    /// Writes a buffer that other connections write too: `uv_try_write` first, and what the kernel
+    /// does not take is queued as a `uv_write` that points into the buffer and holds a strong
+    /// reference to it until its callback (or at once if `uv_write` fails), not as a copy.
+    /// Order, errors and shutdown behave as in `write`.
+    public func write(shared bytes: SharedBytes) {
+        guard let stream, !writeFailed, bytes.count > 0 else { return }
+        if writeShutDown {
+            failWrite(UVError(UV_EPIPE))
+            return
+        }
+        var accepted = 0
+        if uv_stream_get_write_queue_size(stream) == 0 {
+            switch Self.tryWrite(bytes.bytes, to: stream) {
+            case .success(let count):
+                accepted = count
+            case .failure(let error):
+                failWrite(error)
+                return
+            }
+        }
+        if accepted < bytes.count {
+            queueSharedWrite(bytes, from: accepted, on: stream)
+        }
+    }
+
+    /// `writeWithoutQueuing` for a shared buffer.
+    public func writeWithoutQueuing(shared bytes: SharedBytes) -> Int {
+        guard let stream, !writeFailed, !writeShutDown else { return bytes.count }
+        guard uv_stream_get_write_queue_size(stream) == 0 else { return 0 }
+        switch Self.tryWrite(bytes.bytes, to: stream) {
+        case .success(let count):
+            return count
+        case .failure(let error):
+            failWrite(error)
+            return bytes.count
+        }
+    }
+
+    /// Offers one run of bytes to the kernel without blocking and returns how many it took.
+    private static func tryWrite(_ bytes: UnsafeRawBufferPointer, to stream: UnsafeMutablePointer<uv_stream_t>) -> Result<Int, UVError> {
+        var buffer = uv_buf_init(
+            UnsafeMutableRawPointer(mutating: bytes.baseAddress)?.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
+        let rc = uv_try_write(stream, &buffer, 1)
+        if rc == UV_EAGAIN.rawValue { return .success(0) }
+        if rc < 0 { return .failure(UVError(code: rc)) }
+        return .success(Int(rc))
+    }
+
+    /// Queues the bytes of `shared` from `offset` on with `uv_write`, without copying them: the
+    /// request's `data` holds a strong reference to the buffer, released exactly once, in the
+    /// write callback, or here if `uv_write` fails (then the callback never runs).
+    private func queueSharedWrite(_ shared: SharedBytes, from offset: Int, on stream: UnsafeMutablePointer<uv_stream_t>) {
+        let request = UnsafeMutableRawPointer.allocate(
+            byteCount: Self.writeHeaderSize, alignment: max(16, MemoryLayout<uv_write_t>.alignment))
+        request.initializeMemory(as: UInt8.self, repeating: 0, count: Self.writeHeaderSize)
+        let write = request.bindMemory(to: uv_write_t.self, capacity: 1)
+        write.pointee.data = Unmanaged.passRetained(shared).toOpaque()
+        shared.queuedWriteStarted()
+        let rest = UnsafeRawBufferPointer(rebasing: shared.bytes[offset...])
+        var buffer = uv_buf_init(
+            UnsafeMutableRawPointer(mutating: rest.baseAddress)?.assumingMemoryBound(to: CChar.self), UInt32(rest.count))
+        let rc = uv_write(write, stream, &buffer, 1) { request, status in
+            guard let request else { return }
+            let stream = request.pointee.handle
+            StreamConnection.releaseShared(request)
+            guard let stream, let connection = handleOwner(asHandle(stream), as: StreamConnection.self) else { return }
+            connection.ownWriteMemory -= StreamConnection.sharedRequestMemory
+            connection.didWrite(status)
+        }
+        if rc < 0 {
+            Self.releaseShared(write)
+            failWrite(UVError(code: rc))
+            return
+        }
+        pendingWrites += 1
+        ownWriteMemory += Self.sharedRequestMemory
+    }
+
+    /// What a queued write into a shared buffer costs this connection: the request and malloc's word.
+    private static let sharedRequestMemory = writeHeaderSize + allocatorOverhead
+
+    /// Lets go of a shared write's buffer and frees its request.
+    private static func releaseShared(_ request: UnsafeMutablePointer<uv_write_t>) {
+        let shared = Unmanaged<SharedBytes>.fromOpaque(request.pointee.data).takeRetainedValue()
+        shared.queuedWriteEnded()
+        UnsafeMutableRawPointer(request).deallocate()
+    }
+
     /// Offers the chunks to the kernel without blocking and returns how many bytes it took.
     private static func tryWrite(_ chunks: [[UInt8]], to stream: UnsafeMutablePointer<uv_stream_t>) -> Result<Int, UVError> {
         var accepted = 0
@@ -272,12 +372,17 @@ public final class StreamConnection: HandleOwner {
             toSkip = 0
         }
 
+        // The callback learns how much memory it frees from the request itself.
+        let memory = Self.writeHeaderSize + count + Self.allocatorOverhead
+        request.pointee.data = UnsafeMutableRawPointer(bitPattern: memory)
         var buffer = uv_buf_init(bytes.assumingMemoryBound(to: CChar.self), UInt32(count))
         let rc = uv_write(request, stream, &buffer, 1) { request, status in
             guard let request else { return }
             let stream = request.pointee.handle
+            let memory = Int(bitPattern: request.pointee.data)
             UnsafeMutableRawPointer(request).deallocate()
             guard let stream, let connection = handleOwner(asHandle(stream), as: StreamConnection.self) else { return }
+            connection.ownWriteMemory -= memory
             connection.didWrite(status)
         }
         if rc < 0 {
@@ -286,6 +391,7 @@ public final class StreamConnection: HandleOwner {
             return
         }
         pendingWrites += 1
+        ownWriteMemory += memory
     }
 
     private func didWrite(_ status: Int32) {

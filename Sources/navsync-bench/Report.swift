@@ -52,7 +52,8 @@ enum Report {
             groups["\(result.system) \(result.n)", default: []].append(result)
         }
         // `baseline` (an older navsyncd, see bench/run.sh BASE_BIN) sits right after navsync.
-        let order = ["navsync", "baseline"] + System.allCases.map(\.rawValue).filter { $0 != "navsync" }
+        var order = ["navsync", "baseline"] + System.allCases.map(\.rawValue).filter { $0 != "navsync" }
+        order.insert("baseline-ws", at: (order.firstIndex(of: "navsync-ws") ?? order.count - 1) + 1)
         var rows: [Row] = []
         for runs in groups.values {
             let first = runs[0]
@@ -124,6 +125,8 @@ enum Report {
         let webSocketLines = ratios(of: "navsync-ws", against: "navsync", at: ns, in: rows, otherLabel: "tcp")
         let tlsLines = ratios(of: "navsync-tls", against: "navsync", at: ns, in: rows, otherLabel: "plain")
         let tlsRedisLines = ratios(of: "navsync-tls", against: "redis-tls", at: ns, in: rows, otherLabel: "redis-tls")
+        let webSocketBaselineLines = ratios(of: "navsync-ws", against: "baseline-ws", at: ns, in: rows, otherLabel: "")
+        let baselineWebSocketLines = ratios(of: "baseline-ws", against: "baseline", at: ns, in: rows, otherLabel: "tcp")
         var out = lines.joined(separator: "\n") + "\n"
         if !baselineLines.isEmpty {
             out += "\nnavsync (this build) vs baseline (BASE_BIN, measured in the same run):\n"
@@ -149,6 +152,14 @@ enum Report {
         if !tlsRedisLines.isEmpty {
             out += "\nnavsync-tls vs redis-tls (both with their subscribers inside TLS), same run:\n"
             out += tlsRedisLines.joined(separator: "\n") + "\n"
+        }
+        if !baselineWebSocketLines.isEmpty {
+            out += "\nbaseline-ws vs baseline (the older navsyncd's WebSocket watchers against its TCP ones), same run:\n"
+            out += baselineWebSocketLines.joined(separator: "\n") + "\n"
+        }
+        if !webSocketBaselineLines.isEmpty {
+            out += "\nnavsync-ws (this build) vs baseline-ws (BASE_BIN, WebSocket watchers), same run:\n"
+            out += webSocketBaselineLines.joined(separator: "\n") + "\n"
         }
         let loads = rows.flatMap(\.loads).compactMap { $0.split(separator: " ").first.flatMap { Double($0) } }
         if let low = loads.min(), let high = loads.max() {

@@ -158,6 +158,8 @@ final class ClientLink: Connection, WebByteStream {
     /// Bytes the web door has framed or formatted itself.
     func sendRaw(_ bytes: [UInt8]) { stream.write([bytes]) }
 
+    func sendShared(_ bytes: SharedBytes) { stream.write(shared: bytes) }
+
     func pauseWebReading() { stream.stopReading() }
 
     var isEncrypted: Bool { stream.isEncrypted }
@@ -176,6 +178,23 @@ final class ClientLink: Connection, WebByteStream {
         }
     }
 
+    func write(shared bytes: SharedBytes) {
+        if let passage, passage.carriesWeb {
+            passage.send(shared: bytes)
+        } else {
+            stream.write(shared: bytes)
+        }
+    }
+
+    func writeWithoutQueuing(shared bytes: SharedBytes) -> Int {
+        // A WebSocket takes everything, as in `writeWithoutQueuing(_:)`.
+        guard passage?.carriesWeb != true else {
+            write(shared: bytes)
+            return bytes.count
+        }
+        return stream.writeWithoutQueuing(shared: bytes)
+    }
+
     func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int {
         // A WebSocket frames each line on its own: it takes everything, as `write` does.
         guard passage?.carriesWeb != true else {
@@ -188,6 +207,8 @@ final class ClientLink: Connection, WebByteStream {
     // The memory, not only the bytes: with thousands of stuck watchers the
     // request header of each queued write adds up (see --max-output-memory).
     var queuedWriteBytes: Int { stream.queuedWriteMemory }
+
+    var queuedOwnMemory: Int { stream.queuedOwnMemory }
 
     func pauseReading() {
         serverPausedReading = true

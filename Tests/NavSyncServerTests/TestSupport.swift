@@ -39,6 +39,14 @@ final class MemoryConnection: Connection {
         if holdsWrites || socketRoom != nil { queuedWriteBytes += count - takeAtOnce(count) }
     }
 
+    /// Every shared buffer handed to `write(shared:)`, in order (each is in `writes` too, as a copy).
+    private(set) var sharedWrites: [SharedBytes] = []
+
+    func write(shared bytes: SharedBytes) {
+        sharedWrites.append(bytes)
+        write([bytes.array])
+    }
+
     func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int {
         let all = Array(chunks.joined())
         let taken = takeAtOnce(all.count)
