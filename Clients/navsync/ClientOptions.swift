@@ -34,17 +34,19 @@ struct ClientOptions {
     var retry = false
     var wantsHelp = false
     var wantsVersion = false
+    /// (1.2) `--name`: the display name the terminal client and `watch` give themselves.
+    var name: String?
 
     /// The one room of every mode but `watch`.
     var room: String? { rooms.first }
 
     static let spec = CommandLineSpec(
-        valued: ["connect", "unix", "room", "token-file", "count", "timeout"],
+        valued: ["connect", "unix", "room", "token-file", "count", "timeout", "name"],
         switches: ["help", "version", "retry"],
         shortAliases: ["h": "help"])
 
     static let usage = """
-        usage: navsync [--connect HOST:PORT[,HOST:PORT...] | --unix PATH] [--room ROOM] [--token-file FILE] [--retry] [COMMAND]
+        usage: navsync [--connect HOST:PORT[,HOST:PORT...] | --unix PATH] [--room ROOM] [--token-file FILE] [--name NAME] [--retry] [COMMAND]
 
         commands:
           (none), ui            full-screen client (needs a terminal)
@@ -66,6 +68,7 @@ struct ClientOptions {
           screens               list the catalog: name color next data title
           stats                 the daemon's figures: key value
           rooms                 the rooms that hold state: name revision route
+          who                   the room's members: NAME ROLE following, or NAME ROLE at ROUTE
           ping [TEXT]           PONG [TEXT]
           raw [LINE...]         send protocol lines as they are and print every reply line;
                                 with no LINE, the lines come from stdin (type them, Ctrl-D ends)
@@ -77,6 +80,8 @@ struct ClientOptions {
           --unix PATH           connect to a Unix domain socket instead
           --room ROOM           work in this room (default main)
           --token-file FILE     authenticate with the first line of FILE
+          --name NAME           the name others see for the terminal client and watch
+                                (default: the token's name, else $USER)
           --retry               keep trying a daemon that cannot be reached yet (one-shot
                                 commands and watch otherwise give up after one attempt)
           -h, --help            this text
@@ -118,6 +123,12 @@ struct ClientOptions {
             if !options.rooms.contains(room) { options.rooms.append(room) }
         }
         options.retry = parsed.has("retry")
+        if let name = parsed.last("name") {
+            guard Names.isValidMemberName(name) else {
+                throw CommandLineSpec.UsageError("--name wants 1-64 characters of A-Z a-z 0-9 _ . @ -, not '\(name)'")
+            }
+            options.name = name
+        }
         if let path = parsed.last("token-file") {
             guard !path.isEmpty else { throw CommandLineSpec.UsageError("--token-file needs a path") }
             options.tokenPath = path
@@ -191,7 +202,8 @@ struct ClientOptions {
             switch request.expectation {
             case .ok: return .oneShot(request, .revision)
             case .state: return .oneShot(request, .route)
-            case .listing: return .oneShot(request, .listing)
+            case .listing: return .oneShot(request, request.verb == .who ? .members : .listing)
+            case .identity: return .oneShot(request, .listing)
             case .pong: return .oneShot(request, .pong)
             }
         }
@@ -214,6 +226,7 @@ struct ClientOptions {
         case "screens": try none(); request = .screens
         case "stats": try none(); request = .stats
         case "rooms": try none(); request = .rooms
+        case "who": try none(); request = .who
         case "pop": try none(); request = .pop
         case "root": try none(); request = .root
         case "ping": request = .ping(data(args[...]) ?? "")

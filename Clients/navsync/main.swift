@@ -34,13 +34,14 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
         }
     }
 
+    let naming = PresenceNaming(name: options.name, environment: environment)
     switch options.mode {
     case .oneShot(let request, let format):
         return OneShot.run(request, format: format, endpoints: options.endpoints, room: options.room, token: token,
                            retry: options.retry)
     case .watch(let limits):
         return Watch.run(endpoints: options.endpoints, rooms: options.rooms, token: token, limits: limits,
-                         retry: options.retry)
+                         retry: options.retry, naming: naming)
     case .raw(let lines):
         return RawSession.run(lines: lines, endpoints: options.endpoints, room: options.room, token: token)
     case .ui(let explicit):
@@ -56,7 +57,8 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
             Output.complain(problem)
             return 64
         }
-        return TerminalApp.run(endpoints: options.endpoints, room: options.room, token: token, environment: environment)
+        return TerminalApp.run(endpoints: options.endpoints, room: options.room, token: token, environment: environment,
+                               naming: naming)
     }
 }
 

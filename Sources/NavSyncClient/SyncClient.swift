@@ -29,6 +29,13 @@ public struct SyncClientOptions: Sendable, Equatable {
     /// A connect attempt that has not completed after this long is abandoned.
     public var connectTimeoutMilliseconds: UInt64
     public var backoff: ReconnectBackoff
+    /// (1.2) Said with `NAME` on every connection, before `WATCH`.
+    public var name: String?
+    /// (1.2) Said with `NAME` when `name` is nil and the daemon's name for
+    /// this connection is `anon` (`$USER` for the command-line client).
+    public var fallbackName: String?
+    /// (1.2) Follow the room's members (`PRESENCE`) and keep `members` current.
+    public var presence = false
 
     public init(room: String? = nil, token: String? = nil, watch: Bool, loadCatalog: Bool = false,
                 pollStats: Bool = false, reconnect: Bool, retryFirstConnection: Bool = true,
@@ -92,6 +99,8 @@ public enum Reply: Equatable, Sendable {
     case listing([String])
     case pong(String)
     case error(ServerError)
+    /// (1.2) `WHOAMI`'s answer.
+    case identity(id: String, name: String, role: Role, rooms: String)
     /// The daemon answered with something this client does not understand here.
     case unexpected(String)
     /// The request cannot be written as a protocol line; nothing was sent.
@@ -135,6 +144,10 @@ public enum ClientNote: Equatable, Sendable {
     case reply(RequestID, Reply)
     /// An `ERR` that answers none of the caller's requests (a refused greeting, `busy`).
     case serverError(ServerError)
+    /// (1.2) The room's members changed (a listing, an arrival, a change, a departure).
+    case members([Member])
+    /// (1.2) This connection's member id, name and role, from `WHOAMI`.
+    case identity(id: String, name: String, role: Role)
 }
 
 /// What the owner of the socket must do, in order.
@@ -182,10 +195,12 @@ public struct SyncClient {
         /// `WATCH <after>` on a reconnect, to continue from the last revision applied.
         case resume(after: UInt64)
         case user(RequestID)
+        /// (1.2) The greeting's `NAME`, `WHOAMI` and `PRESENCE`, and a `NAME` sent after `WHOAMI`.
+        case name, whoami, presence, lateName
 
         var isGreeting: Bool {
             switch self {
-            case .auth, .join, .catalog, .messages, .watch(resync: false), .resume: return true
+            case .auth, .join, .catalog, .messages, .watch(resync: false), .resume, .name, .whoami: return true
             default: return false
             }
         }
@@ -207,8 +222,19 @@ public struct SyncClient {
     public private(set) var watchers: Int?
     /// How the latest reconnect's watch began; nil until a reconnect has resumed.
     public private(set) var lastResume: ResumeOutcome?
+    /// (1.2) Members of this room (fleet-wide), from the last `STATS`: what
+    /// a client shows as "how many are here"; nil from a 1.1 daemon.
+    public private(set) var memberCount: Int?
+    /// (1.2) The room's members, in arrival order, while `options.presence`.
+    public internal(set) var members: [Member] = []
+    /// (1.2) This connection's member id, from `WHOAMI`.
+    public internal(set) var memberID: String?
+    /// (1.2) An unasked listing (`PRESENCE` ... `END`) being read.
+    var presenceListing: [Member]?
+    /// (1.2) `PRESENCE` was answered on this connection: `MEMBER`/`GONE` lines are live.
+    var followsPresence = false
 
-    private var pending: [Pending] = []
+    var pending: [Pending] = []
     /// Item lines collected for the oldest command, a listing.
     private var listing: [String] = []
     /// Requests submitted before the connection was up.
@@ -279,6 +305,7 @@ public struct SyncClient {
         }
         if let token = options.token { ask("AUTH \(token)", .auth, .ok) }
         if let room = options.room, room != Names.defaultRoom { ask("JOIN \(room)", .join, .state) }
+        for (line, purpose, expectation) in presenceGreeting() { ask(line, purpose, expectation) }
         if options.loadCatalog {
             ask(Verb.screens.line(), .catalog, .listing)
             ask(Verb.messages.line(), .messages, .listing)
@@ -291,6 +318,8 @@ public struct SyncClient {
             }
         }
         greetingsLeft = pending.count
+        // After WATCH, so the listing shows this connection itself; not a greeting (a 1.1 daemon refuses it).
+        if options.presence { ask(Verb.presence.line(), .presence, .listing) }
         if options.pollStats { ask("STATS", .stats, .listing) }
         for (id, request) in queued {
             ask(request.line, .user(id), request.expectation)
@@ -330,6 +359,8 @@ public struct SyncClient {
         }
         // (1.1) A reloaded catalog is announced unasked; it answers nothing.
         if case .catalogChanged = parsed { return catalogChanged(now: now) }
+        // (1.2) Live presence lines and unasked listings answer nothing.
+        if let actions = presenceLine(parsed) { return actions }
         // `busy` is sent unasked, right before the daemon closes; it answers nothing.
         if case .error(let error) = parsed, error.code == ErrorCode.busy.rawValue { return unasked(parsed) }
         guard let head = pending.first else { return unasked(parsed) }
@@ -362,6 +393,8 @@ public struct SyncClient {
             return complete(.ok(revision: revision), now: now)
         case (.pong(let text), .pong):
             return complete(.pong(text), now: now)
+        case (.you(let id, let name, let role, let rooms), .identity):
+            return complete(.identity(id: id, name: name, role: role, rooms: rooms), now: now)
         case (.state(let revision, let route), .state):
             switch Route.decode(route) {
             case .success(let navigation): return complete(.state(RoomState(navigation, revision: revision)), now: now)
@@ -440,6 +473,8 @@ public struct SyncClient {
         listing.removeAll()
         greetingsLeft = 0
         watching = false
+        presenceListing = nil
+        followsPresence = false
         resyncInFlight = false
         farewell = nil
     }
@@ -491,6 +526,13 @@ public struct SyncClient {
         case (.messages, .error), (.messagesReload, .error):
             // A protocol 1.0 daemon has no MESSAGES: the catalog simply has none.
             actions.append(.note(.catalog(catalog)))
+        case (.name, .error), (.whoami, .error), (.presence, .error), (.lateName, .error):
+            // (1.2) A 1.1 daemon knows no presence: everything else works without it.
+            break
+        case (.whoami, .identity(let id, let name, let role, _)):
+            actions += identified(id: id, name: name, role: role, now: now)
+        case (.presence, .listing(let lines)):
+            actions += presenceAnswered(lines)
         case (.resume, .error):
             // A protocol 1.0 daemon refuses `WATCH <rev>`: watch afresh instead,
             // which is a resync. The plain WATCH takes the resume's place among
@@ -532,6 +574,7 @@ public struct SyncClient {
                 if verb == "STAT", !key.isEmpty { figures[String(key)] = String(value) }
             }
             watchers = figures["watchers"].flatMap { Int($0) }
+            memberCount = figures["members"].flatMap { Int($0) }
             actions.append(.note(.stats(figures)))
         case (_, .error(let error)):
             actions.append(.note(.serverError(error)))

@@ -16,6 +16,14 @@ public struct Member: Sendable, Equatable, Hashable {
         self.at = at
     }
 
+    /// Reads `<id> <name> <role> <at>`, the fields of a `MEMBER` line after its verb.
+    public init?(line fields: Substring) {
+        let parts = fields.split(separator: " ", omittingEmptySubsequences: true)
+        guard parts.count == 4, let role = Role(rawValue: String(parts[2])) else { return nil }
+        self.init(id: String(parts[0]), name: String(parts[1]), role: role,
+                  at: parts[3] == "-" ? nil : String(parts[3]))
+    }
+
     /// The `<at>` field: the route, or `-` while following.
     public var atText: String { at ?? "-" }
 

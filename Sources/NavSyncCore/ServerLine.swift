@@ -34,6 +34,14 @@ public enum ServerLine: Equatable, Sendable {
     case item(String)
     case end
     case bye
+    /// (1.2) `MEMBER <id> <name> <role> <at>`: an item of a presence listing, or a live change.
+    case member(Member)
+    /// (1.2) `GONE <id>`: a member left.
+    case gone(id: String)
+    /// (1.2) `PRESENCE` alone: an unasked presence listing starts (after `JOIN`, or a resync).
+    case presenceListing
+    /// (1.2) `YOU <id> <name> <role> <rooms>`: `WHOAMI`'s answer.
+    case you(id: String, name: String, role: Role, rooms: String)
     case other(String)
 
     public static func parse(_ line: String) -> ServerLine {
@@ -65,6 +73,13 @@ public enum ServerLine: Equatable, Sendable {
         case "SCREEN", "STAT", "MESSAGE", "ROOM": return .item(line)
         case "END": return rest.isEmpty ? .end : .other(line)
         case "BYE": return .bye
+        case "MEMBER": return Member(line: rest).map(ServerLine.member) ?? .other(line)
+        case "GONE": return !rest.isEmpty && !rest.contains(" ") ? .gone(id: String(rest)) : .other(line)
+        case "PRESENCE": return rest.isEmpty ? .presenceListing : .other(line)
+        case "YOU":
+            let fields = rest.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count == 4, let role = Role(rawValue: String(fields[2])) else { return .other(line) }
+            return .you(id: String(fields[0]), name: String(fields[1]), role: role, rooms: String(fields[3]))
         default: return .other(line)
         }
     }

@@ -174,7 +174,7 @@ private final class LoopSide {
             engine.emit(.reply(ticket, reply))
         case .serverError(let error):
             engine.emit(.serverError(error))
-        case .gap, .catalog, .stats, .continued:
+        case .gap, .catalog, .stats, .continued, .members, .identity:
             // The resync that follows a gap is what the object shows; after
             // `CONTINUE` the replayed events come as ordinary events.
             break

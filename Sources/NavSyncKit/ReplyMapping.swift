@@ -23,6 +23,8 @@ enum ReplyMapping {
             return .failure(.server(code: "bad-reply", message: lines.joined(separator: " | ")))
         case .pong(let text):
             return .failure(.server(code: "bad-reply", message: "PONG \(text)"))
+        case .identity(let id, let name, let role, let rooms):
+            return .failure(.server(code: "bad-reply", message: "YOU \(id) \(name) \(role.rawValue) \(rooms)"))
         }
     }
 }

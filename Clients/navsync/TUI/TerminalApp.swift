@@ -35,7 +35,8 @@ final class TerminalApp {
     }
 
     /// Runs until the user quits; returns the exit status.
-    static func run(endpoints: [Endpoint], room: String?, token: String?, environment: [String: String]) -> Int32 {
+    static func run(endpoints: [Endpoint], room: String?, token: String?, environment: [String: String],
+                    naming: PresenceNaming = PresenceNaming()) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
         let terminal: Terminal
         do {
@@ -44,7 +45,8 @@ final class TerminalApp {
             Output.complain(error.description)
             return 1
         }
-        let app = TerminalApp(loop: loop, terminal: terminal, endpoints: endpoints, room: room, token: token)
+        let app = TerminalApp(loop: loop, terminal: terminal, endpoints: endpoints, room: room, token: token,
+                              naming: naming)
         do {
             try app.start()
         } catch {
@@ -60,12 +62,15 @@ final class TerminalApp {
         return 0
     }
 
-    private init(loop: EventLoop, terminal: Terminal, endpoints: [Endpoint], room: String?, token: String?) {
+    private init(loop: EventLoop, terminal: Terminal, endpoints: [Endpoint], room: String?, token: String?,
+                 naming: PresenceNaming) {
         self.loop = loop
         self.terminal = terminal
         self.painter = Painter(terminal: terminal)
         self.room = room ?? Names.defaultRoom
-        self.driver = ClientDriver(loop: loop, endpoints: endpoints, options: .interactive(room: room, token: token))
+        var options = naming.applied(to: .interactive(room: room, token: token))
+        options.presence = true
+        self.driver = ClientDriver(loop: loop, endpoints: endpoints, options: options)
     }
 
     private func start() throws(UVError) {
