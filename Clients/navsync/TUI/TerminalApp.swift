@@ -22,6 +22,8 @@ final class TerminalApp {
     private var clock: LoopTimer?
     private var paintHook: LoopHook?
     private var quitting = false
+    /// (1.2) Set while detached: what this client shows instead of the room.
+    private var detached: DetachedView?
 
     /// Why the full-screen client cannot run on this terminal, or nil. A
     /// terminal that cannot move the cursor (`TERM=dumb`, or no `TERM`) would
@@ -135,6 +137,8 @@ final class TerminalApp {
             lastLoss = reason
         case .link(.live):
             lastLoss = nil
+            // A new connection is a new member, following: say where this client looks again.
+            if let detached { driver.submit(.look(at: detached.state.route)) }
         default:
             break
         }
@@ -154,14 +158,40 @@ final class TerminalApp {
             switch intent {
             case .nothing:
                 break
+            case .send(let request) where detached != nil && request.verb.row.isMutation:
+                browseDetached(request)
             case .send(let request):
                 driver.submit(request)
+            case .detach:
+                guard detached == nil, let room = driver.client.snapshot else { break }
+                detached = DetachedView(from: room)
+                driver.submit(.look(at: room.route))
+                ui.post("detached: your keys move only this screen; f follows the room again", isError: false,
+                        now: driver.now)
+            case .follow:
+                guard detached != nil else { break }
+                detached = nil
+                driver.submit(.look(at: nil))
+                ui.post("following the room again", isError: false, now: driver.now)
             case .repaintEverything:
                 terminal.repaintEverything()
             case .quit:
                 quit()
                 return
             }
+        }
+    }
+
+    /// (1.2) Detached, a change moves only what this client shows, and the
+    /// daemon hears where it looks now.
+    private func browseDetached(_ request: ClientRequest) {
+        guard var view = detached else { return }
+        do {
+            guard try view.apply(request, catalog: driver.client.catalog) else { return }
+            detached = view
+            driver.submit(.look(at: view.state.route))
+        } catch {
+            ui.post("ERR \(error.code.rawValue) \(error.message)", isError: true, now: driver.now)
         }
     }
 
@@ -188,9 +218,14 @@ final class TerminalApp {
         guard dirty, !quitting else { return }
         dirty = false
         let client = driver.client
-        painter.paint(Frame(endpoint: driver.endpoint, room: room, link: client.link, snapshot: client.snapshot,
-                            catalog: client.catalog, watchers: client.watchers, ui: ui, lastLoss: lastLoss,
-                            hasConnected: client.hasConnected, lastResume: client.lastResume,
-                            now: driver.now))
+        var frame = Frame(endpoint: driver.endpoint, room: room, link: client.link,
+                          snapshot: detached?.state ?? client.snapshot,
+                          catalog: client.catalog, watchers: client.watchers, ui: ui, lastLoss: lastLoss,
+                          hasConnected: client.hasConnected, lastResume: client.lastResume,
+                          now: driver.now)
+        frame.presence = PresenceFrame(members: client.members, memberID: client.memberID,
+                                       memberCount: client.memberCount,
+                                       roomWhileDetached: detached == nil ? nil : client.snapshot)
+        painter.paint(frame)
     }
 }
