@@ -14,6 +14,10 @@ enum EngineEvent: Sendable, Equatable {
     case reply(Ticket, Reply)
     /// An `ERR` that answers no mutation: a refused greeting, `busy`.
     case serverError(ServerError)
+    /// (1.2) The room's members, the whole list after each change.
+    case members([Member])
+    /// (1.2) This connection's member id.
+    case identity(String)
     /// The loop thread has closed everything and ended.
     case finished
 
@@ -42,6 +46,12 @@ struct EngineOutbox {
 
     /// Queues one event; returns true when the caller must schedule a delivery.
     mutating func append(_ event: EngineEvent) -> Bool {
+        // (1.2) Each member list is whole: one waiting is replaced by the newer one.
+        if case .members = event, case .members? = events.last {
+            events[events.count - 1] = event
+            defer { deliveryScheduled = true }
+            return !deliveryScheduled
+        }
         events.append(event)
         if event.state != nil {
             states += 1

@@ -174,7 +174,11 @@ private final class LoopSide {
             engine.emit(.reply(ticket, reply))
         case .serverError(let error):
             engine.emit(.serverError(error))
-        case .gap, .catalog, .stats, .continued, .members, .identity:
+        case .members(let list):
+            engine.emit(.members(list))
+        case .identity(let id, _, _):
+            engine.emit(.identity(id))
+        case .gap, .catalog, .stats, .continued:
             // The resync that follows a gap is what the object shows; after
             // `CONTINUE` the replayed events come as ordinary events.
             break
