@@ -79,17 +79,20 @@ final class PresenceTable {
         return late.flatMap { append($0.line, to: $0.room) }
     }
 
-    /// Replaces a room's members (a fleet's member list read again); returns
-    /// the room when the list changed.
-    func replaceMembers(of name: String, with members: [Member]) -> RoomPresence? {
+    /// Replaces a room's members (a fleet's member list read again): those
+    /// already listed keep their places, newcomers follow in the given order.
+    func replaceMembers(of name: String, with members: [Member]) {
         let room = room(named: name)
-        guard room.members != members else { dropIfIdle(room); return nil }
+        let wanted = Dictionary(members.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         membersTotal -= room.count
-        for member in room.members { room.remove(member.id) }
+        for member in room.members where wanted[member.id] == nil { room.remove(member.id) }
         for member in members { room.set(member) }
         membersTotal += room.count
-        return room
+        dropIfIdle(room)
     }
+
+    /// Every room held.
+    var allRooms: [RoomPresence] { Array(byName.values) }
 
     /// Names of the rooms held.
     var names: [String] { Array(byName.keys) }

@@ -126,6 +126,28 @@ public protocol RoomStoreDelegate: AnyObject {
     /// back: rooms, events and figures as before them, their `OK`s turned
     /// into `ERR internal`.
     func undurableChangesSettled(durable: Bool)
+
+    /// (1.2) A member of another daemon arrived in `room` or changed.
+    func memberChangedElsewhere(_ member: Member, in room: String)
+    /// (1.2) A member of another daemon left `room`.
+    func memberGoneElsewhere(_ id: String, from room: String)
+    /// (1.2) The fleet's members of `room` as read again from the store
+    /// (after a reconnect): whoever is not in `members` is gone, whoever is
+    /// not listed yet arrived; nothing is sent for it yet.
+    func membersReplaced(in room: String, with members: [Member])
+    /// (1.2) The rooms whose members are held.
+    var roomsWithMembers: [String] { get }
+    /// (1.2) After the members were read again: every presence follower is
+    /// sent its room's listing.
+    func relistPresence()
+}
+
+extension RoomStoreDelegate {
+    public func memberChangedElsewhere(_ member: Member, in room: String) {}
+    public func memberGoneElsewhere(_ id: String, from room: String) {}
+    public func membersReplaced(in room: String, with members: [Member]) {}
+    public var roomsWithMembers: [String] { [] }
+    public func relistPresence() {}
 }
 
 /// The parts of a change that do not depend on where it is stored:
