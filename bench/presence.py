@@ -129,6 +129,7 @@ def crowd(bin_dir, joins, followers, daemons):
     for i, f in enumerate(watchers):
         sel.register(f.sock, selectors.EVENT_READ, ("follower", i))
     cpu_before = sum(cpu_seconds(p.pid) for p, _ in fleet)
+    redis_before = cpu_seconds(redis[0].pid) if redis else 0.0
     started_at = time.time()
     joiners = []
     answered = 0
@@ -161,16 +162,19 @@ def crowd(bin_dir, joins, followers, daemons):
     while (last_join is None or None in complete_at) and time.time() < deadline:
         pump(0.05)
     cpu = sum(cpu_seconds(p.pid) for p, _ in fleet) - cpu_before
+    redis_cpu = cpu_seconds(redis[0].pid) - redis_before if redis else 0.0
     if last_join is None or None in complete_at:
         print("crowd: incomplete after 120 s (answered %d, follower counts %s)" % (answered, counts))
         return
     after = max(complete_at) - last_join
     where = "one daemon" if daemons == 1 else "%d daemons on one redis" % daemons
-    print("crowd (%s): %d joins in %.2f s; every one of %d followers complete %.3f s after the last join's answer"
-          % (where, joins, last_join - started_at, followers, max(0.0, after)))
+    # Negative: the followers' lists were complete before this script read the last join's answer.
+    print("crowd (%s): %d joins in %.2f s; every one of %d followers complete %+.3f s from the last join's answer"
+          % (where, joins, last_join - started_at, followers, after))
     print("crowd (%s): followers read %d bytes in all (%.0f per follower, %.1f per join per follower); daemons' CPU %.2f s"
           % (where, sum(f.bytes for f in watchers), sum(f.bytes for f in watchers) / followers,
-             sum(f.bytes for f in watchers) / followers / joins, cpu))
+             sum(f.bytes for f in watchers) / followers / joins, cpu)
+          + (" (redis %.2f s)" % redis_cpu if redis else ""))
     for c in joiners + watchers:
         c.sock.close()
 
