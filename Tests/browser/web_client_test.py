@@ -193,6 +193,7 @@ def main():
         wait_for(driver, "the page to notice", lambda d: d.find_element(By.ID, "conn").text != "live")
         check("while the daemon is away the watcher count is not shown as live",
               driver.find_element(By.ID, "watchers").text == "\u2013")
+        check("nor the members", driver.find_elements(By.CSS_SELECTOR, "#members .member") == [])
         proc, _ = start_daemon(port)
         wait_for(driver, "reconnect", lambda d: d.find_element(By.ID, "conn").text == "live", timeout=15)
         check("page reconnected by itself at the same revision", driver.find_element(By.ID, "rev").text == str(current))
