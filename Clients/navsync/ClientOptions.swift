@@ -36,18 +36,20 @@ struct ClientOptions {
     var retry = false
     var wantsHelp = false
     var wantsVersion = false
+    /// (1.2) `--name`: the display name the terminal client and `watch` give themselves.
+    var name: String?
 
     /// The one room of every mode but `watch`.
     var room: String? { rooms.first }
 
     static let spec = CommandLineSpec(
-        valued: ["connect", "unix", "room", "token-file", "tls-ca", "count", "timeout"],
+        valued: ["connect", "unix", "room", "token-file", "tls-ca", "count", "timeout", "name"],
         switches: ["help", "version", "retry"],
         shortAliases: ["h": "help"])
 
     static let usage = """
         usage: navsync [--connect HOST:PORT[,HOST:PORT...] | --unix PATH] [--room ROOM] [--token-file FILE]
-               [--tls-ca FILE] [--retry] [COMMAND]
+               [--tls-ca FILE] [--name NAME] [--retry] [COMMAND]
 
         commands:
           (none), ui            full-screen client (needs a terminal)
@@ -69,6 +71,7 @@ struct ClientOptions {
           screens               list the catalog: name color next data title
           stats                 the daemon's figures: key value
           rooms                 the rooms that hold state: name revision route
+          who                   the room's members: NAME ROLE following, or NAME ROLE at ROUTE
           ping [TEXT]           PONG [TEXT]
           raw [LINE...]         send protocol lines as they are and print every reply line;
                                 with no LINE, the lines come from stdin (type them, Ctrl-D ends)
@@ -84,6 +87,8 @@ struct ClientOptions {
           --token-file FILE     authenticate with the first line of FILE
           --tls-ca FILE         trust the PEM certificates in FILE for tls:// addresses,
                                 besides the system's (default $NAVSYNC_TLS_CA)
+          --name NAME           the name others see for the terminal client and watch
+                                (default: the token's name, else $USER)
           --retry               keep trying a daemon that cannot be reached yet (one-shot
                                 commands and watch otherwise give up after one attempt)
           -h, --help            this text
@@ -130,6 +135,12 @@ struct ClientOptions {
             options.tlsCA = path
         } else if let path = environment["NAVSYNC_TLS_CA"], !path.isEmpty {
             options.tlsCA = path
+        }
+        if let name = parsed.last("name") {
+            guard Names.isValidMemberName(name) else {
+                throw CommandLineSpec.UsageError("--name wants 1-64 characters of A-Z a-z 0-9 _ . @ -, not '\(name)'")
+            }
+            options.name = name
         }
         if let path = parsed.last("token-file") {
             guard !path.isEmpty else { throw CommandLineSpec.UsageError("--token-file needs a path") }
@@ -204,7 +215,8 @@ struct ClientOptions {
             switch request.expectation {
             case .ok: return .oneShot(request, .revision)
             case .state: return .oneShot(request, .route)
-            case .listing, .identity: return .oneShot(request, .listing)
+            case .listing: return .oneShot(request, request.verb == .who ? .members : .listing)
+            case .identity: return .oneShot(request, .listing)
             case .pong: return .oneShot(request, .pong)
             }
         }
@@ -227,6 +239,7 @@ struct ClientOptions {
         case "screens": try none(); request = .screens
         case "stats": try none(); request = .stats
         case "rooms": try none(); request = .rooms
+        case "who": try none(); request = .who
         case "pop": try none(); request = .pop
         case "root": try none(); request = .root
         case "ping": request = .ping(data(args[...]) ?? "")

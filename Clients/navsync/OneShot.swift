@@ -18,6 +18,9 @@ enum OneShot {
         case listing
         /// `PONG hi` as it is.
         case pong
+        /// (1.2) `MEMBER 4 ada control -` as `ada control following`, and
+        /// `MEMBER 5 bo view /red/blue` as `bo view at /red/blue`.
+        case members
     }
 
     static func run(_ request: ClientRequest, format: Format, endpoints: [Endpoint], room: String?, token: String?,
@@ -60,6 +63,9 @@ enum OneShot {
         case .ok(let revision):
             Output.out("\(revision)\n")
             return 0
+        case .listing(let lines) where format == .members:
+            Output.out(lines.compactMap(memberLine).joined())
+            return 0
         case .listing(let lines):
             // `SCREEN red red green none Red` is listed as `red red green none Red`.
             Output.out(lines.map { String(ServerLine.split(Substring($0)).1) + "\n" }.joined())
@@ -85,6 +91,13 @@ enum OneShot {
                                           : "cannot connect to \(endpoint): \(reason)")
             return 1
         }
+    }
+
+    /// One member as `navsync who` prints it, with its newline.
+    private static func memberLine(_ line: String) -> String? {
+        guard case .member(let member) = ServerLine.parse(line) else { return nil }
+        let where_ = member.at.map { "at \($0)" } ?? "following"
+        return "\(member.name) \(member.role.rawValue) \(where_)\n"
     }
 
     /// What to do about a refusal that a flag can fix, in one line.

@@ -15,7 +15,7 @@ import UVLoop
 /// loop, and every line starts with its room's name.
 enum Watch {
     static func run(endpoints: [Endpoint], rooms: [String], token: String?, limits: ClientOptions.WatchLimits,
-                    retry: Bool, tlsCA: String?) -> Int32 {
+                    retry: Bool, tlsCA: String?, naming: PresenceNaming = PresenceNaming()) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
         let names = rooms.isEmpty ? [Names.defaultRoom] : rooms
         let prefixed = names.count > 1
@@ -43,7 +43,8 @@ enum Watch {
 
         for name in names {
             let driver = ClientDriver(loop: loop, endpoints: endpoints,
-                                      options: .stream(room: name == Names.defaultRoom ? nil : name, token: token, retry: retry),
+                                      options: naming.applied(to: .stream(room: name == Names.defaultRoom ? nil : name,
+                                                                          token: token, retry: retry)),
                                       tlsCA: tlsCA)
             let label = prefixed ? "room \(name): " : ""
             driver.onNote = { note in

@@ -34,13 +34,14 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
         }
     }
 
+    let naming = PresenceNaming(name: options.name, environment: environment)
     switch options.mode {
     case .oneShot(let request, let format):
         return OneShot.run(request, format: format, endpoints: options.endpoints, room: options.room, token: token,
                            retry: options.retry, tlsCA: options.tlsCA)
     case .watch(let limits):
         return Watch.run(endpoints: options.endpoints, rooms: options.rooms, token: token, limits: limits,
-                         retry: options.retry, tlsCA: options.tlsCA)
+                         retry: options.retry, tlsCA: options.tlsCA, naming: naming)
     case .raw(let lines):
         return RawSession.run(lines: lines, endpoints: options.endpoints, room: options.room, token: token,
                                tlsCA: options.tlsCA)
@@ -58,7 +59,7 @@ func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
             return 64
         }
         return TerminalApp.run(endpoints: options.endpoints, room: options.room, token: token, tlsCA: options.tlsCA,
-                               environment: environment)
+                               environment: environment, naming: naming)
     }
 }
 

@@ -100,7 +100,21 @@ private func check(_ command: Command, parser: CommandParser, catalog: Catalog, 
             let again = parser.parse(Array("WATCH \(after)".utf8))
             require(again == .success(command), "a parsed WATCH <rev> written back parses the same", line.shown)
         }
-    case .get, .unwatch, .screens, .messages, .rooms, .stats, .quit, .help, .whoami:
+    case .name(let name):
+        require(Names.isValidMemberName(name), "NAME takes only valid member names", line.shown)
+        requireOneLine(Wire.member(Member(id: "1", name: name, role: .view)), line)
+    case .at(let navigation?):
+        require(navigation.depth <= maxDepth, "AT's route is within --max-depth", line.shown)
+        for entry in navigation.stack + navigation.sheets {
+            require(catalog[entry.screen] != nil, "AT's screens are in the catalog", line.shown)
+        }
+        let route = Route.encode(navigation)
+        let again = parser.parse(Array("AT \(route)".utf8))
+        require(again == .success(command), "a parsed AT written back parses the same", "\(line.shown) -> \(route)")
+        requireOneLine(Wire.member(Member(id: "1", name: "x", role: .view, at: route)), line)
+    case .at(nil), .who, .presence, .whoami:
+        break
+    case .get, .unwatch, .screens, .messages, .rooms, .stats, .quit, .help:
         break
     }
 }

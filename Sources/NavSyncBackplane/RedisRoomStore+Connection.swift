@@ -111,11 +111,12 @@ extension RedisRoomStore {
     func subscribe(_ attempt: RedisAttempt) {
         var confirmations = 0
         heldPushes = []
-        attempt.subscribe([keys.changesChannel, keys.catalogChannel]) { [weak self] reply in
+        let channels = [keys.changesChannel, keys.catalogChannel, keys.presenceChannel]
+        attempt.subscribe(channels) { [weak self] reply in
             guard let self else { return }
             if reply.elements?.first?.text == "subscribe" {
                 confirmations += 1
-                if confirmations == 2 { self.readEveryRoom(attempt) }
+                if confirmations == channels.count { self.readEveryRoom(attempt) }
                 return
             }
             self.pushed(reply)
@@ -141,7 +142,8 @@ extension RedisRoomStore {
             var waiting = names.count + 1
             let oneDone = {
                 waiting -= 1
-                if waiting == 0 { self.becomeUp(attempt) }
+                // (1.2) Then the fleet's members; that read makes the store up.
+                if waiting == 0 { self.readFleetMembers(attempt) }
             }
             for room in names.sorted() {
                 attempt.ask(StoredRoomHash.command(self.keys, room: room)) { reply in
@@ -214,6 +216,7 @@ extension RedisRoomStore {
                     self.fault("the fleet's epoch in redis changed (data lost or flushed)")
                 }
             }
+            self.renewPresence(attempt)
         }
         heartbeat = timer
     }

@@ -23,6 +23,10 @@ extension RedisRoomStore {
             fetchCatalog()
             return
         }
+        if channel == keys.presenceChannel {
+            presencePushed(payload)
+            return
+        }
         guard let (publishedEpoch, change) = PublishedChange.parse(payload) else {
             log.warn("backplane: ignored a malformed message on \(channel): \(String(decoding: payload.prefix(80), as: UTF8.self))")
             return

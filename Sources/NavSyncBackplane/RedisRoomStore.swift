@@ -96,6 +96,8 @@ public final class RedisRoomStore: RoomStore {
     var unreadableRooms: [String: String] = [:]
     /// Rooms whose keys are being read again (`recheck`), one read at a time.
     var recheckingRooms: Set<String> = []
+    /// (1.2) Members of this daemon and of the others (RedisRoomStore+Presence).
+    var fleetPresence = FleetPresence()
 
     var outages: UInt64 = 0
     var gapFills: UInt64 = 0
@@ -181,6 +183,8 @@ public final class RedisRoomStore: RoomStore {
     /// to Redis as one round instead of its first change alone and the rest
     /// a round later.
     public func endOfTurn() {
+        // (1.2) The turn's member changes leave as one message, like a round.
+        flushPresence()
         guard !roomsAwaitingRound.isEmpty else { return }
         let rooms = roomsAwaitingRound
         roomsAwaitingRound.removeAll(keepingCapacity: true)

@@ -39,7 +39,13 @@ public struct ClientRequest: Equatable, Sendable {
     /// The rooms with state (`ROOMS`, a navsync addition to the contract).
     public static let rooms = ClientRequest(.rooms)
     public static func ping(_ text: String) -> ClientRequest { ClientRequest(.ping, [text]) }
-    /// (1.2) Who this connection is: `YOU <id> <name> <role> <rooms>`.
+    /// (1.2) The room's members (`WHO`).
+    public static let who = ClientRequest(.who)
+    /// (1.2) The name presence shows for this connection (`NAME`).
+    public static func name(_ name: String) -> ClientRequest { ClientRequest(.name, [name]) }
+    /// (1.2) Detach and look at `route` on one's own (`AT <route>`); nil follows the room again (`AT -`).
+    public static func look(at route: String?) -> ClientRequest { ClientRequest(.at, [route ?? "-"]) }
+    /// (1.2) This connection's member id, name and role (`WHOAMI`).
     public static let whoami = ClientRequest(.whoami)
 
     /// What the daemon answers with when the command succeeds.
@@ -66,8 +72,9 @@ public struct ClientRequest: Equatable, Sendable {
         switch verb {
         case .get: return .state
         case .ping: return .pong
+        case .name, .at: return .ok
         case .whoami: return .identity
-        default: return .listing  // SCREENS, STATS, ROOMS: the other verbs a request is made of
+        default: return .listing  // SCREENS, STATS, ROOMS, WHO: the other verbs a request is made of
         }
     }
 

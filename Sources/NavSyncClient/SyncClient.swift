@@ -16,7 +16,8 @@ public struct SyncClientOptions: Sendable, Equatable {
     /// Ask for `STATS` with every heartbeat (for the watcher count).
     public var pollStats: Bool
     /// (1.2) Ask `WHOAMI` on every connection, after `AUTH`, so the caller
-    /// knows whether it may change the room (`identity`).
+    /// knows whether it may change the room (`identity`); presence asks it
+    /// too, to know which member is itself.
     public var askIdentity = false
     /// Come back after a lost connection; otherwise the first loss stops the client.
     public var reconnect: Bool
@@ -32,6 +33,13 @@ public struct SyncClientOptions: Sendable, Equatable {
     /// A connect attempt that has not completed after this long is abandoned.
     public var connectTimeoutMilliseconds: UInt64
     public var backoff: ReconnectBackoff
+    /// (1.2) Said with `NAME` on every connection, before `WATCH`.
+    public var name: String?
+    /// (1.2) Said with `NAME` when `name` is nil and the daemon's name for
+    /// this connection is `anon` (`$USER` for the command-line client).
+    public var fallbackName: String?
+    /// (1.2) Follow the room's members (`PRESENCE`) and keep `members` current.
+    public var presence = false
 
     public init(room: String? = nil, token: String? = nil, watch: Bool, loadCatalog: Bool = false,
                 pollStats: Bool = false, reconnect: Bool, retryFirstConnection: Bool = true,
@@ -147,6 +155,8 @@ public enum ClientNote: Equatable, Sendable {
     case reply(RequestID, Reply)
     /// An `ERR` that answers none of the caller's requests (a refused greeting, `busy`).
     case serverError(ServerError)
+    /// (1.2) The room's members changed (a listing, an arrival, a change, a departure).
+    case members([Member])
 }
 
 /// What the owner of the socket must do, in order.
@@ -188,19 +198,18 @@ public enum ClientAction: Equatable, Sendable {
 public struct SyncClient {
     enum Purpose: Equatable {
         case auth, join, catalog, messages, heartbeat, stats
-        /// (1.2) `WHOAMI`, asked with the greeting but not one of them: an
-        /// older daemon's `unknown-command` must not stop the client.
-        case identity
         /// `SCREENS` and `MESSAGES` again after the daemon said `CATALOG`.
         case catalogReload, messagesReload
         case watch(resync: Bool)
         /// `WATCH <after>` on a reconnect, to continue from the last revision applied.
         case resume(after: UInt64)
         case user(RequestID)
+        /// (1.2) The greeting's `NAME`, `WHOAMI` and `PRESENCE`, and a `NAME` sent after `WHOAMI`.
+        case name, whoami, presence, lateName
 
         var isGreeting: Bool {
             switch self {
-            case .auth, .join, .catalog, .messages, .watch(resync: false), .resume: return true
+            case .auth, .join, .catalog, .messages, .watch(resync: false), .resume, .name, .whoami: return true
             default: return false
             }
         }
@@ -224,8 +233,19 @@ public struct SyncClient {
     public private(set) var identity: Identity?
     /// How the latest reconnect's watch began; nil until a reconnect has resumed.
     public private(set) var lastResume: ResumeOutcome?
+    /// (1.2) Members of this room (fleet-wide), from the last `STATS`: what
+    /// a client shows as "how many are here"; nil from a 1.1 daemon.
+    public private(set) var memberCount: Int?
+    /// (1.2) The room's members, in arrival order, while `options.presence`.
+    public internal(set) var members: [Member] = []
+    /// (1.2) This connection's member id, from `WHOAMI`.
+    public internal(set) var memberID: String?
+    /// (1.2) An unasked listing (`PRESENCE` ... `END`) being read.
+    var presenceListing: [Member]?
+    /// (1.2) `PRESENCE` was answered on this connection: `MEMBER`/`GONE` lines are live.
+    var followsPresence = false
 
-    private var pending: [Pending] = []
+    var pending: [Pending] = []
     /// Item lines collected for the oldest command, a listing.
     private var listing: [String] = []
     /// Requests submitted before the connection was up.
@@ -296,7 +316,7 @@ public struct SyncClient {
         }
         if let token = options.token { ask("AUTH \(token)", .auth, .ok) }
         if let room = options.room, room != Names.defaultRoom { ask("JOIN \(room)", .join, .state) }
-        if options.askIdentity { ask(Verb.whoami.line(), .identity, .identity) }
+        for (line, purpose, expectation) in presenceGreeting() { ask(line, purpose, expectation) }
         if options.loadCatalog {
             ask(Verb.screens.line(), .catalog, .listing)
             ask(Verb.messages.line(), .messages, .listing)
@@ -309,6 +329,8 @@ public struct SyncClient {
             }
         }
         greetingsLeft = pending.filter(\.purpose.isGreeting).count
+        // After WATCH, so the listing shows this connection itself; not a greeting (a 1.1 daemon refuses it).
+        if options.presence { ask(Verb.presence.line(), .presence, .listing) }
         if options.pollStats { ask("STATS", .stats, .listing) }
         for (id, request) in queued {
             ask(request.line, .user(id), request.expectation)
@@ -348,6 +370,8 @@ public struct SyncClient {
         }
         // (1.1) A reloaded catalog is announced unasked; it answers nothing.
         if case .catalogChanged = parsed { return catalogChanged(now: now) }
+        // (1.2) Live presence lines and unasked listings answer nothing.
+        if let actions = presenceLine(parsed) { return actions }
         // `busy` is sent unasked, right before the daemon closes; it answers nothing.
         if case .error(let error) = parsed, error.code == ErrorCode.busy.rawValue { return unasked(parsed) }
         guard let head = pending.first else { return unasked(parsed) }
@@ -460,6 +484,8 @@ public struct SyncClient {
         listing.removeAll()
         greetingsLeft = 0
         watching = false
+        presenceListing = nil
+        followsPresence = false
         resyncInFlight = false
         farewell = nil
     }
@@ -511,6 +537,20 @@ public struct SyncClient {
         case (.messages, .error), (.messagesReload, .error):
             // A protocol 1.0 daemon has no MESSAGES: the catalog simply has none.
             actions.append(.note(.catalog(catalog)))
+        case (.name, .error), (.presence, .error), (.lateName, .error):
+            // (1.2) A 1.1 daemon knows no presence: everything else works without it.
+            break
+        case (.whoami, .identity(let identity)):
+            self.identity = identity
+            actions.append(.note(.identity(identity)))
+            actions += identified(identity, now: now)
+        case (.whoami, _):
+            // A daemon before 1.2 has no WHOAMI: it allows everything a token
+            // does, and knows no presence; not a refused greeting.
+            self.identity = nil
+            actions.append(.note(.identity(nil)))
+        case (.presence, .listing(let lines)):
+            actions += presenceAnswered(lines)
         case (.resume, .error):
             // A protocol 1.0 daemon refuses `WATCH <rev>`: watch afresh instead,
             // which is a resync. The plain WATCH takes the resume's place among
@@ -544,13 +584,6 @@ public struct SyncClient {
             snapshot = state
             lastResume = .resynced
             actions.append(.note(.snapshot(state, .resync)))
-        case (.identity, .identity(let identity)):
-            self.identity = identity
-            actions.append(.note(.identity(identity)))
-        case (.identity, _):
-            // A daemon before 1.2 has no WHOAMI: it allows everything a token does.
-            self.identity = nil
-            actions.append(.note(.identity(nil)))
         case (.stats, .listing(let lines)):
             var figures: [String: String] = [:]
             for line in lines {
@@ -559,6 +592,7 @@ public struct SyncClient {
                 if verb == "STAT", !key.isEmpty { figures[String(key)] = String(value) }
             }
             watchers = figures["watchers"].flatMap { Int($0) }
+            memberCount = figures["members"].flatMap { Int($0) }
             actions.append(.note(.stats(figures)))
         case (_, .error(let error)):
             actions.append(.note(.serverError(error)))

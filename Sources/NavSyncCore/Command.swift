@@ -52,12 +52,20 @@ public enum Command: Sendable, Equatable {
     case help
     /// (1.2) This connection's identity and grant.
     case whoami
+    /// (1.2) The display name presence shows for this connection.
+    case name(String)
+    /// (1.2) Detach and look at this navigation on its own; nil follows the room again.
+    case at(Navigation?)
+    /// (1.2) The room's members, once.
+    case who
+    /// (1.2) Follow the room's members (`true`), or stop (`PRESENCE OFF`).
+    case presence(on: Bool)
 
     /// Commands answered from, or changing, a room's state: with a backplane
     /// they are refused (`unavailable`) while the store cannot be reached.
     public var needsRoomState: Bool {
         switch self {
-        case .get, .mutate, .watch, .join: return true
+        case .get, .mutate, .watch, .join, .who, .presence(on: true): return true
         default: return false
         }
     }
@@ -79,6 +87,10 @@ public enum Command: Sendable, Equatable {
         case .quit: return .quit
         case .help: return .help
         case .whoami: return .whoami
+        case .name: return .name
+        case .at: return .at
+        case .who: return .who
+        case .presence: return .presence
         }
     }
 

@@ -65,6 +65,20 @@ public struct CommandParser: Sendable {
         case .quit: return .quit
         case .help: return .help
         case .whoami: return .whoami
+        case .who: return .who
+        case .name:
+            guard !rest.isEmpty else { throw Self.usage(verb) }
+            guard Names.isValidMemberName(rest) else { throw ProtocolError(.badArgs, Names.memberNameRule) }
+            return .name(String(rest))
+        case .at:
+            // `AT -` follows again; any other argument is checked as OPEN checks its route.
+            return rest == "-" ? .at(nil) : .at(try route(rest, verb: verb))
+        case .presence:
+            let (word, extra) = Self.splitToken(rest)
+            guard extra.isEmpty else { throw Self.usage(verb) }
+            if word.isEmpty { return .presence(on: true) }
+            guard word.uppercased() == "OFF" else { throw Self.usage(verb) }
+            return .presence(on: false)
         case .ping: return .ping(text: String(Self.trimBlanks(rest)))
         case .join:
             guard !rest.isEmpty else { throw Self.usage(verb) }
@@ -116,7 +130,8 @@ public struct CommandParser: Sendable {
         case .open: return .open(try route(rest))
         case .present: return .present(try entry(verb, rest))
         case .dismiss: return .dismiss
-        case .get, .guarded, .watch, .unwatch, .join, .screens, .messages, .stats, .rooms, .ping, .hello, .auth, .quit, .help, .whoami:
+        case .get, .guarded, .watch, .unwatch, .join, .screens, .messages, .stats, .rooms, .ping, .hello, .auth, .quit, .help, .whoami,
+             .name, .at, .who, .presence:
             preconditionFailure("\(verb) is not a mutation")
         }
     }
@@ -132,9 +147,11 @@ public struct CommandParser: Sendable {
         return entry
     }
 
-    private func route(_ rest: Substring) throws(ProtocolError) -> Navigation {
+    private func route(_ rest: Substring, verb: Verb = .open) throws(ProtocolError) -> Navigation {
         let (text, extra) = Self.splitToken(rest)
-        guard !text.isEmpty, extra.isEmpty else { throw ProtocolError(.badArgs, "usage: OPEN <route>, e.g. OPEN /red/blue:hi") }
+        guard !text.isEmpty, extra.isEmpty else {
+            throw ProtocolError(.badArgs, "usage: \(verb.row.usage), e.g. \(verb.rawValue) /red/blue:hi")
+        }
         let navigation: Navigation
         switch Route.decode(text) {
         case .success(let decoded): navigation = decoded

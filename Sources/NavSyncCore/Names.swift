@@ -30,4 +30,7 @@ public enum Names {
         guard !bytes.isEmpty, bytes.count <= maxLength else { return false }
         return bytes.allSatisfy { isNameByte($0) || $0 == UInt8(ascii: "@") }
     }
+
+    /// What `NAME` and the clients say when a name breaks the rule.
+    public static let memberNameRule = "names are 1-64 characters of A-Z a-z 0-9 _ . @ -"
 }

@@ -49,6 +49,8 @@ extension Verb {
             return RequestArguments.holdsLineBreak(first) ? "a token cannot contain a line break" : nil
         case .optionalToken:
             return RequestArguments.holdsBlankOrBreak(first) ? "\(rawValue) takes at most one word" : nil
+        case .memberName:
+            return Names.isValidMemberName(first) ? nil : Names.memberNameRule
         case .optionalRevision:
             let isRevision = first.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } && UInt64(first) != nil
             return first.isEmpty || isRevision ? nil : "a revision is a whole number below 2^64"

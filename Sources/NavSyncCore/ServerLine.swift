@@ -57,6 +57,12 @@ public enum ServerLine: Equatable, Sendable {
     case bye
     /// (1.2) The answer to `WHOAMI`.
     case you(Identity)
+    /// (1.2) `MEMBER <id> <name> <role> <at>`: an item of a presence listing, or a live change.
+    case member(Member)
+    /// (1.2) `GONE <id>`: a member left.
+    case gone(id: String)
+    /// (1.2) `PRESENCE` alone: an unasked presence listing starts (after `JOIN`, or a resync).
+    case presenceListing
     case other(String)
 
     public static func parse(_ line: String) -> ServerLine {
@@ -88,6 +94,9 @@ public enum ServerLine: Equatable, Sendable {
         case "SCREEN", "STAT", "MESSAGE", "ROOM": return .item(line)
         case "END": return rest.isEmpty ? .end : .other(line)
         case "BYE": return .bye
+        case "MEMBER": return Member(line: rest).map(ServerLine.member) ?? .other(line)
+        case "GONE": return !rest.isEmpty && !rest.contains(" ") ? .gone(id: String(rest)) : .other(line)
+        case "PRESENCE": return rest.isEmpty ? .presenceListing : .other(line)
         case "YOU":
             let fields = rest.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count == 4 else { return .other(line) }

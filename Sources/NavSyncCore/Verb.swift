@@ -28,6 +28,10 @@ public enum Verb: String, CaseIterable, Sendable {
     case quit = "QUIT"
     case help = "HELP"
     case whoami = "WHOAMI"
+    case name = "NAME"
+    case at = "AT"
+    case who = "WHO"
+    case presence = "PRESENCE"
 
     /// What follows the verb on the line.
     public enum Arguments: Sendable, Equatable {
@@ -51,6 +55,8 @@ public enum Verb: String, CaseIterable, Sendable {
         case guardedMutation
         /// Nothing, or one revision.
         case optionalRevision
+        /// (1.2) Exactly one member name (`Names.isValidMemberName`).
+        case memberName
     }
 
     /// One row of the table.
@@ -150,6 +156,15 @@ public enum Verb: String, CaseIterable, Sendable {
                                arguments: .none, isMutation: false, access: .anyRole)
         case .whoami: return Row(usage: "WHOAMI", summary: "this connection: YOU <id> <name> <role> <rooms>",
                                  arguments: .none, isMutation: false, access: .anyone)
+        case .name: return Row(usage: "NAME <name>", summary: "the name others see for this connection",
+                               arguments: .memberName, isMutation: false, access: .anyRole)
+        // Looking is not steering: a viewer may detach, and nothing in the room changes.
+        case .at: return Row(usage: "AT <route>|-", summary: "look at a route on your own (detached); - follows the room again",
+                             arguments: .route, isMutation: false, access: .readsRoom)
+        case .who: return Row(usage: "WHO", summary: "the room's members: MEMBER <id> <name> <role> <at> lines",
+                              arguments: .none, isMutation: false, access: .readsRoom)
+        case .presence: return Row(usage: "PRESENCE [OFF]", summary: "the members, then MEMBER/GONE lines as they change",
+                                   arguments: .optionalToken, isMutation: false, access: .readsRoom)
         }
     }
 

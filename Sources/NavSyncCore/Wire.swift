@@ -28,9 +28,10 @@ public enum Wire {
 
     public static let bye: [UInt8] = line("BYE")
 
-    /// (1.2) `WHOAMI`'s answer: `YOU <id> <name> <role> <rooms>`.
-    public static func you(id: String, grant: Grant) -> [UInt8] {
-        line("YOU \(id) \(grant.name) \(grant.role.rawValue) \(grant.roomsText)")
+    /// (1.2) `WHOAMI`'s answer: `YOU <id> <name> <role> <rooms>`; the name
+    /// is the one `NAME` set, else the grant's.
+    public static func you(id: String, name: String? = nil, grant: Grant) -> [UInt8] {
+        line("YOU \(id) \(name ?? grant.name) \(grant.role.rawValue) \(grant.roomsText)")
     }
 
     public static func screens(_ catalog: Catalog) -> [UInt8] {

@@ -180,6 +180,8 @@ private final class LoopSide {
             engine.emit(.serverError(error))
         case .identity(let identity):
             engine.emit(.identity(identity))
+        case .members(let list):
+            engine.emit(.members(list))
         case .gap, .catalog, .stats, .continued:
             // The resync that follows a gap is what the object shows; after
             // `CONTINUE` the replayed events come as ordinary events.

@@ -40,11 +40,21 @@ public final class SharedNavigation<Screen: NavScreen> {
     /// (1.2) What this connection's grant lets it do, from `WHOAMI`: `.view`
     /// until `start()` returns; `.control` against a daemon before 1.2.
     public private(set) var role: NavRole = .view
+    /// (1.2) The room's members in the order they arrived, this object
+    /// included (SharedNavigation+Presence). Empty until `start()` returns,
+    /// and from a 1.1 daemon.
+    public internal(set) var members: [NavMember] = []
+    /// (1.2) This object's own member, once it watches.
+    public internal(set) var me: NavMember?
 
     @ObservationIgnored private let address: String
     @ObservationIgnored private let room: String
     @ObservationIgnored private let token: String?
     @ObservationIgnored private let tlsCA: String?
+    /// (1.2) Said with `NAME`; nil keeps the daemon's name.
+    @ObservationIgnored private let name: String?
+    /// (1.2) This connection's member id, from `WHOAMI`.
+    @ObservationIgnored var memberID: String?
     @ObservationIgnored private var engine: NavEngine?
     /// Bumped for every engine, so late events of an earlier one are ignored.
     @ObservationIgnored private var engineGeneration = 0
@@ -59,6 +69,8 @@ public final class SharedNavigation<Screen: NavScreen> {
     /// Mutations the daemon acknowledged whose revision the object does not show yet.
     @ObservationIgnored private var awaitingRevision: [(revision: UInt64, waiter: CheckedContinuation<UInt64, Error>)] = []
     @ObservationIgnored private var streams = ChangeStreams<Screen>()
+    /// (1.2) A member list that came before the first state.
+    @ObservationIgnored private var pendingMembers: [Member]?
 
     /// Makes an idle object; nothing happens until `start()`.
     ///
@@ -70,15 +82,18 @@ public final class SharedNavigation<Screen: NavScreen> {
     ///     certificate is always checked against HOST.
     ///   - room: the room to follow; `main` is the one every connection starts in.
     ///   - token: sent with `AUTH` first, for a daemon started with `--token-file`.
+    ///   - name: (1.2) the name the others see in their `members` (`NAME`);
+    ///     nil keeps the daemon's (the grant's, else `anon`).
     ///   - tlsCA: a PEM file of certificates trusted for `tls://` addresses
     ///     besides the system's roots (as `navsync --tls-ca`), e.g. for a
     ///     self-signed certificate. One that cannot be read fails every
     ///     `tls://` attempt with the reason.
     public init(connect: String = "127.0.0.1:7878", room: String = Names.defaultRoom, token: String? = nil,
-                tlsCA: String? = nil) {
+                name: String? = nil, tlsCA: String? = nil) {
         self.address = connect
         self.room = room
         self.token = token
+        self.name = name
         self.tlsCA = tlsCA
     }
 
@@ -112,6 +127,9 @@ public final class SharedNavigation<Screen: NavScreen> {
         case .idle, .failed:
             break
         }
+        if let name, !Names.isValidMemberName(name) {
+            throw NavSyncError.invalidData("\"\(name)\" is not a name (1 to 64 of A-Z a-z 0-9 _ . @ -)")
+        }
         let endpoints: [Endpoint]
         do {
             endpoints = try Endpoint.parseList(address, source: "connect")
@@ -126,6 +144,8 @@ public final class SharedNavigation<Screen: NavScreen> {
         let generation = engineGeneration
         var options = SyncClientOptions.stream(room: room, token: token)
         options.askIdentity = true
+        options.name = name
+        options.presence = true
         let engine = NavEngine(endpoints: endpoints, options: options, tlsCA: tlsCA) { [weak self] events in
             self?.receive(events, from: generation)
         }
@@ -214,6 +234,16 @@ public final class SharedNavigation<Screen: NavScreen> {
         }
         var request = try WireMapping.request(mutation)
         if let guardRevision { request = .guarded(revision: guardRevision, change: request) }
+        return try await self.request(request)
+    }
+
+    /// Sends a request answered `OK <rev>` and returns that revision once the object shows it.
+    func request(_ request: ClientRequest) async throws -> UInt64 {
+        switch connection {
+        case .connected: break
+        case .connecting, .reconnecting: throw NavSyncError.disconnected
+        case .idle, .stopped, .failed: throw NavSyncError.notRunning
+        }
         guard let engine else { throw NavSyncError.notRunning }
         let ticket = nextTicket
         nextTicket += 1
@@ -236,7 +266,10 @@ public final class SharedNavigation<Screen: NavScreen> {
             case .event(let state, let op): show(state, op: NavOp(rawValue: op) ?? .state)
             case .reply(let ticket, let reply): answer(ticket, reply)
             case .serverError(let error): refused(error)
-            case .identity(let identity): role = identity.map { $0.isViewer ? .view : .control } ?? .control
+            case .identity(let identity):
+                role = identity.map { $0.isViewer ? .view : .control } ?? .control
+                memberID = identity?.id
+            case .members(let list): if hasState { membersChanged(list) } else { pendingMembers = list }
             case .finished: engineFinished()
             }
         }
@@ -319,6 +352,9 @@ public final class SharedNavigation<Screen: NavScreen> {
             connection = .connected
         }
         if first {
+            // (1.2) Members listed before the first state are shown with it, so `start()` returns with both.
+            if let pending = pendingMembers { membersChanged(pending) }
+            pendingMembers = nil
             let waiters = startWaiters
             startWaiters.removeAll()
             for waiter in waiters { waiter.resume() }

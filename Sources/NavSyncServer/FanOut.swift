@@ -159,6 +159,8 @@ final class FanOut {
         noteEventsSkipped(queued - session.outbox.count)
         session.outboxBytes = session.outbox.reduce(0) { $0 + $1.bytes.count }
         session.owesResync = true
+        // (1.2) Its presence lines went with its events: a listing is owed too.
+        if session.presence.follows { session.presence.owesListing = true }
         let why = reason()
         log.info("\(session.label) is a slow watcher (\(why.isEmpty ? "over \(limits.maxPendingBytes) bytes pending (--max-pending)" : why)); "
                  + "events dropped, resync owed")
@@ -211,6 +213,7 @@ final class FanOut {
             guard !session.isEnded else { continue }
             let queuedBefore = session.connection.queuedWriteBytes
             let ownBefore = queuedBefore == 0 ? 0 : session.connection.queuedOwnMemory
+            if session.presence.follows { takeOwedPresence(session, queuedBefore: queuedBefore) }
             // The room's events of this turn that this watcher owes: sent with
             // its outbox, or skipped if it is closing, owed a resync, would
             // now hold more than --max-pending, or is already behind while
@@ -241,6 +244,7 @@ final class FanOut {
                 noteResync()
                 session.outbox.append(Session.Output(bytes: Wire.state(currentState(session)), isEvent: false))
             }
+            if session.presence.owesListing { sendOwedListing(session, queuedBefore: queuedBefore) }
             if let owed, session.outbox.isEmpty, owed.range.lowerBound == 0 {
                 // The usual case: one shared buffer, the same object for every
                 // watcher of the room; a transport that cannot send it at once

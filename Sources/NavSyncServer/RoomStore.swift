@@ -51,6 +51,18 @@ public protocol RoomStore: AnyObject {
     /// shows state. Tells the delegate how it ended
     /// (`undurableChangesSettled`); returns false when they were taken back.
     func makeChangesDurable() -> Bool
+
+    /// (1.2) Put before each session number to make the member id: what
+    /// tells this daemon's members from those of the rest of a fleet
+    /// (empty for a daemon of its own).
+    var memberIDPrefix: String { get }
+
+    /// (1.2) A member of this daemon arrived in `room` or changed: a
+    /// backplane tells the fleet; a daemon of its own has nobody to tell.
+    func memberChanged(_ member: Member, in room: String)
+
+    /// (1.2) A member of this daemon left `room`.
+    func memberGone(_ id: String, from room: String)
 }
 
 extension RoomStore {
@@ -59,6 +71,9 @@ extension RoomStore {
     /// A store that says nothing takes one change per session at a time.
     public func mayPipeline(after change: ChangeRequest) -> Bool { false }
     public func makeChangesDurable() -> Bool { true }
+    public var memberIDPrefix: String { "" }
+    public func memberChanged(_ member: Member, in room: String) {}
+    public func memberGone(_ id: String, from room: String) {}
 }
 
 /// One change, checked as far as the line and the catalog allow.
@@ -111,6 +126,28 @@ public protocol RoomStoreDelegate: AnyObject {
     /// back: rooms, events and figures as before them, their `OK`s turned
     /// into `ERR internal`.
     func undurableChangesSettled(durable: Bool)
+
+    /// (1.2) A member of another daemon arrived in `room` or changed.
+    func memberChangedElsewhere(_ member: Member, in room: String)
+    /// (1.2) A member of another daemon left `room`.
+    func memberGoneElsewhere(_ id: String, from room: String)
+    /// (1.2) The fleet's members of `room` as read again from the store
+    /// (after a reconnect): whoever is not in `members` is gone, whoever is
+    /// not listed yet arrived; nothing is sent for it yet.
+    func membersReplaced(in room: String, with members: [Member])
+    /// (1.2) The rooms whose members are held.
+    var roomsWithMembers: [String] { get }
+    /// (1.2) After the members were read again: every presence follower is
+    /// sent its room's listing.
+    func relistPresence()
+}
+
+extension RoomStoreDelegate {
+    public func memberChangedElsewhere(_ member: Member, in room: String) {}
+    public func memberGoneElsewhere(_ id: String, from room: String) {}
+    public func membersReplaced(in room: String, with members: [Member]) {}
+    public var roomsWithMembers: [String] { [] }
+    public func relistPresence() {}
 }
 
 /// The parts of a change that do not depend on where it is stored:

@@ -20,6 +20,8 @@ public final class Server {
 
     /// Every room in memory, with the counts of changed rooms and watchers.
     let rooms: RoomRegistry
+    /// (1.2) Every room's members and presence followers (Server+Presence).
+    let presence = PresenceTable()
     /// (1.2) Grants, the anonymous role and failed credentials, for every door.
     public let access: AccessPolicy
     var sessions: [ObjectIdentifier: Session] = [:]
@@ -99,6 +101,7 @@ public final class Server {
                               grant: access.anonymous, maxLineBytes: limits.maxLineBytes,
                               liveCount: liveSessions)
         nextSessionID += 1
+        session.memberID = store.memberIDPrefix + String(session.id)
         guard sessions.count < limits.maxClients else {
             log.warn("\(session.label) refused: \(limits.maxClients) connections already open")
             fanOut.reply(session, Wire.error(ProtocolError(.busy, "too many connections (max \(limits.maxClients)); try again later")))
@@ -245,8 +248,10 @@ public final class Server {
             stopWatching(session)
             fanOut.reply(session, Wire.ok(revisionShown(to: session)))
         case .join(let name):
+            let followsPresence = leavePresenceBeforeJoin(session, to: name)
             join(session, name)
             fanOut.reply(session, Wire.state(state(of: name)))
+            if followsPresence { followPresenceAfterJoin(session) }
         case .screens:
             fanOut.reply(session, Wire.screens(catalog))
         case .messages:
@@ -267,7 +272,15 @@ public final class Server {
         case .help:
             fanOut.reply(session, Wire.help())
         case .whoami:
-            fanOut.reply(session, Wire.you(id: session.memberID, grant: session.grant))
+            fanOut.reply(session, Wire.you(id: session.memberID, name: session.presence.name, grant: session.grant))
+        case .name(let name):
+            setName(name, of: session)
+        case .at(let navigation):
+            look(session, at: navigation)
+        case .who:
+            fanOut.reply(session, Wire.members(members(of: session.room)))
+        case .presence(let on):
+            followPresence(session, on)
         }
     }
 
@@ -304,6 +317,7 @@ public final class Server {
         session.grant = grant
         fanOut.reply(session, Wire.ok(revisionShown(to: session)))
         leaveRoomIfNoLongerGranted(session)
+        grantChanged(session)
     }
 
     /// The revision an `OK <rev>` carries: the room's, or 0 for a room
@@ -342,6 +356,7 @@ public final class Server {
             changed += 1
             session.grant = grant
             leaveRoomIfNoLongerGranted(session)
+            grantChanged(session)
         }
         return (revoked, changed)
     }
@@ -383,6 +398,7 @@ public final class Server {
         guard !session.watching else { return }
         session.watching = true
         fanOut.follow(session, rooms.addWatcher(session, to: session.room))
+        memberArrived(session)
     }
 
     func stopWatching(_ session: Session) {
@@ -393,6 +409,7 @@ public final class Server {
         guard session.watching else { return }
         session.watching = false
         rooms.removeWatcher(session, from: session.room)
+        memberLeft(session, room: session.room)
     }
 
     private func join(_ session: Session, _ name: String) {
@@ -410,6 +427,7 @@ public final class Server {
     /// is queued for it afterwards.
     func detach(_ session: Session) {
         stopWatching(session)
+        stopFollowingPresence(session)
         if sessions.removeValue(forKey: ObjectIdentifier(session)) != nil {
             rooms.dropIfIdle(session.room)
         }
@@ -445,7 +463,9 @@ public final class Server {
         // The turn's changes become durable, or are undone, before any of
         // the turn's output leaves.
         store.endOfTurn()
+        presence.isFlushing = true
         fanOut.flush()
+        flushPresenceMadeDuringFlush()
     }
 
     // MARK: - Reload and shutdown

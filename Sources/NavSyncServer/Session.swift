@@ -52,6 +52,8 @@ public final class Session {
     /// Lines wait in the framer, unrun, because this session's output passed
     /// `--max-pending`; they run once it drains (Server+HeldLines).
     var linesHeldForOutput = false
+    /// (1.2) Its name, where it looks, and the presence it follows.
+    var presence = SessionPresence()
     /// Set when the session is ending: its outbox is sent, then it is closed.
     var endReason: CloseReason?
     var isEnded = false
@@ -87,7 +89,8 @@ public final class Session {
 
     var label: String { "conn \(id) (\(connection.peerDescription))" }
 
-    /// (1.2) `WHOAMI`'s member id. For now the session number, unique within
-    /// this daemon's run; presence makes it unique across a fleet.
-    var memberID: String { String(id) }
+    /// (1.2) `WHOAMI`'s and presence's member id: the store's prefix (which
+    /// tells the daemons of a fleet apart) and the session number, unique
+    /// within this daemon's run. Set by the hub when it accepts the session.
+    var memberID = ""
 }

@@ -167,6 +167,25 @@ final class LibraryConsumerTests: XCTestCase {
                 }
             }
             let _: Error = NavSyncError.notRunning
+            // (1.2) Who else is here.
+            let named = SharedNavigation<NavEntry>(connect: "127.0.0.1:7878", room: "main", token: nil, name: "ada")
+            let members: [NavMember] = named.members
+            let me: NavMember? = named.me
+            if let member = members.first ?? me {
+                let _: String = member.id
+                let _: String = member.name
+                let _: NavRole = member.role
+                let _: String? = member.at
+                let _: Set<NavMember> = [member]
+                let _: NavMember.ID = member.id
+            }
+            switch NavRole.control {
+            case .control, .view: break
+            }
+            _ = NavRole(rawValue: "view")
+            try await named.look(at: [entry], sheets: [entry])
+            try await named.look(at: [entry])
+            try await named.follow()
             await navigation.stop()
         }
         """#

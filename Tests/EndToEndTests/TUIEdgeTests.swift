@@ -97,16 +97,16 @@ final class TUIEdgeTests: XCTestCase {
         XCTAssertFalse(closed?.contains("needs data") ?? true, "the reminder outlived its prompt:\n\(closed ?? "")")
     }
 
-    func test_tui_reconnecting_showsTheWatcherCountAsUnknown() throws {
+    func test_tui_reconnecting_showsTheMemberCountAsUnknown() throws {
         _ = try TmuxServer.requireTmux()
         let daemon = try DaemonProcess(state: "none")
         defer { daemon.stop() }
         let tmux = try TmuxServer(command: clientPaneCommand(port: daemon.port))
         defer { tmux.kill() }
-        tmux.waitFor(0, "one watcher") { $0.statusLine.contains("1 watcher") }
+        tmux.waitFor(0, "one member") { $0.statusLine.contains("1 member") }
         daemon.signal(SIGKILL)
         tmux.waitFor(0, "the count unknown while reconnecting") {
-            $0.statusLine.contains("? watchers") && $0.statusLine.contains("retry")
+            $0.statusLine.contains("? members") && $0.statusLine.contains("retry")
         }
     }
 }

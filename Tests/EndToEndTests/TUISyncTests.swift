@@ -24,7 +24,7 @@ final class TUISyncTests: XCTestCase {
         defer { tmux.kill() }
         tmux.waitForAll("the red screen") { $0.hasLine("Red") && $0.hasLine("red") }
         tmux.waitForAll("the status line") {
-            $0.statusLine.hasPrefix("127.0.0.1:\(daemon.port) · room main · rev 0 · 2 watchers")
+            $0.statusLine.hasPrefix("127.0.0.1:\(daemon.port) · room main · rev 0 · 2 members")
         }
 
         let start = Date()

@@ -50,6 +50,25 @@ final class ReportRecorder: RoomStoreDelegate {
     }
 
     func undurableChangesSettled(durable: Bool) { hub.undurableChangesSettled(durable: durable) }
+
+    func memberChangedElsewhere(_ member: Member, in room: String) {
+        reports.append("member \(room) \(member.id) \(member.name) \(member.role.rawValue) \(member.atText)")
+        hub.memberChangedElsewhere(member, in: room)
+    }
+
+    func memberGoneElsewhere(_ id: String, from room: String) {
+        reports.append("gone \(room) \(id)")
+        hub.memberGoneElsewhere(id, from: room)
+    }
+
+    func membersReplaced(in room: String, with members: [Member]) {
+        reports.append("members \(room) \(members.map(\.id).joined(separator: ","))")
+        hub.membersReplaced(in: room, with: members)
+    }
+
+    var roomsWithMembers: [String] { hub.roomsWithMembers }
+
+    func relistPresence() { hub.relistPresence() }
 }
 
 /// A client's connection with no IO: keeps what the hub writes to it.
@@ -121,7 +140,9 @@ final class StoreFixture {
     /// Plays a Redis 7 holding `epoch` and this hub's catalog through the
     /// handshake; `rooms` are the room set and each room's state hash
     /// (rev, route, tag), read in name order.
+    /// `members` are the fleet's presence (room: [(id, hash value)]); nil leaves that read unanswered.
     func connect(epoch: String = StoreFixture.epoch, rooms: [(String, [RedisReply])] = [],
+                 members: [String: [(String, String)]]? = [:],
                  file: StaticString = #filePath, line: UInt = #line) {
         redis.commands.becomeReady()
         redis.subscriber.becomeReady()
@@ -134,6 +155,12 @@ final class StoreFixture {
         redis.subscriber.confirmSubscriptions()
         answer("SMEMBERS", .array(rooms.map { .string(Array($0.0.utf8)) }), file: file, line: line)
         for (_, hash) in rooms.sorted(by: { $0.0 < $1.0 }) { answer("HMGET", .array(hash), file: file, line: line) }
+        if let members {
+            answer("SMEMBERS", .array(members.keys.sorted().map { .bulk($0) }), file: file, line: line)
+            for room in members.keys.sorted() {
+                answer("HGETALL", .array(members[room]!.flatMap { [.bulk($0.0), .bulk($0.1)] }), file: file, line: line)
+            }
+        }
     }
 
     /// `start`, then the handshake: the store is up.

@@ -8,7 +8,7 @@ import NavSyncCore
 final class FigureTableTests: XCTestCase {
     /// The metric names the contract fixes, apart from the `navsync_` + key rule.
     private let contractNames = ["watchers_total": "navsync_watchers", "uptime_s": "navsync_uptime_seconds",
-                                 "version": "navsync_build_info"]
+                                 "version": "navsync_build_info", "members_total": "navsync_members"]
     /// Daemon-wide figures that are words in STATS and have no metric, and why.
     private let wordsWithoutMetric: Set<String> = [
         "persistence",  // a setting's name; no number to plot
@@ -36,7 +36,7 @@ final class FigureTableTests: XCTestCase {
             }
         }
         XCTAssertEqual(Set(names).count, names.count, "no metric twice")
-        XCTAssertEqual(Set(table.filter { $0.scope == .askingRoom }.map(\.key)), ["watchers", "rev", "room"])
+        XCTAssertEqual(Set(table.filter { $0.scope == .askingRoom }.map(\.key)), ["watchers", "members", "rev", "room"])
         XCTAssertTrue(names.contains("navsync_late_pending"), "the store's rows are in the table")
         XCTAssertTrue(names.contains("navsync_door_knocks_total"), "added rows are in the table")
     }
@@ -70,10 +70,11 @@ final class FigureTableTests: XCTestCase {
             let name = try XCTUnwrap(figure.metricName, figure.key)
             XCTAssertNotNil(metrics.samples[name], "STATS \(figure.key) has no metric \(name)")
         }
-        XCTAssertEqual(stats.count, metrics.samples.count + 3 + wordsWithoutMetric.count,
-                       "STATS has the metrics, the asking room's three figures, and the words")
+        XCTAssertEqual(stats.count, metrics.samples.count + 4 + wordsWithoutMetric.count,
+                       "STATS has the metrics, the asking room's four figures, and the words")
         XCTAssertEqual(metrics.samples["navsync_connections"], " 2")
         XCTAssertEqual(metrics.samples["navsync_watchers"], " 2")
+        XCTAssertEqual(metrics.samples["navsync_members"], " 2")
         XCTAssertEqual(metrics.samples["navsync_commands_total"], " 6")
         XCTAssertEqual(metrics.samples["navsync_uptime_seconds"], " 42")
         XCTAssertEqual(metrics.samples["navsync_max_clients"], " 50")

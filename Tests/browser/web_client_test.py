@@ -242,6 +242,7 @@ def main():
         wait_for(driver, "the page to notice", lambda d: d.find_element(By.ID, "conn").text != "live")
         check("while the daemon is away the watcher count is not shown as live",
               driver.find_element(By.ID, "watchers").text == "\u2013")
+        check("nor the members", driver.find_elements(By.CSS_SELECTOR, "#members .member") == [])
         proc, _ = start_daemon(port)
         wait_for(driver, "reconnect", lambda d: d.find_element(By.ID, "conn").text == "live", timeout=15)
         check("page reconnected by itself at the same revision", driver.find_element(By.ID, "rev").text == str(current))
@@ -261,6 +262,58 @@ def main():
         if SHOTS:
             driver.set_window_size(390, 844)
             driver.save_screenshot(os.path.join(SHOTS, "web-phone.png"))
+
+        # (1.2) Presence: the page names itself once per tab, lists the room's
+        # members, detaches (its changes move only itself, the daemon hears
+        # AT) and is not moved by the room until it follows again.
+        driver.get(url + "?room=lounge")
+        wait_for(driver, "room lounge", lambda d: shows(d, "Red", 0) and d.find_element(By.ID, "conn").text == "live")
+        check("the page asks for a name", driver.find_element(By.ID, "name-form").is_displayed())
+        driver.find_element(By.ID, "name-input").send_keys("wren")
+        driver.find_element(By.CSS_SELECTOR, "#name-form button[type=submit]").click()
+        member = Netcat(port)
+        check("a netcat member in the lounge", member.request("JOIN lounge").startswith("STATE 0")
+              and member.request("NAME nc") == "OK 0" and member.request("WATCH") == "STATE 0 /red")
+        members = lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, "#members .member")]
+        wait_for(driver, "both members listed", lambda d: members(d) == ["wren (you) \u00b7 control \u00b7 following",
+                                                                         "nc \u00b7 control \u00b7 following"])
+        check("the members list names both, this page marked", True)
+        driver.refresh()
+        wait_for(driver, "the lounge again", lambda d: d.find_element(By.ID, "conn").text == "live"
+                 and any(m.startswith("wren (you)") for m in members(d)))
+        check("the name is remembered in the tab: not asked again", not driver.find_element(By.ID, "name-form").is_displayed())
+        asker = Netcat(port)
+        asker.request("JOIN lounge")
+
+        def who():
+            asker.sock.sendall(b"WHO\n")
+            lines = []
+            while not lines or lines[-1] != "END":
+                lines.append(asker.line())
+            return [" ".join(l.split(" ")[2:]) for l in lines[:-1]]
+
+        driver.find_element(By.ID, "follow").click()
+        wait_for(driver, "detached", lambda d: "detached" in d.find_element(By.ID, "detached").text
+                 and d.find_element(By.ID, "follow").get_attribute("aria-pressed") == "false")
+        wait_for(driver, "the daemon hears where it looks", lambda d: who() == ["nc control -", "wren control /red"])
+        check("Follow off: detached, AT sent", True)
+        driver.find_element(By.CSS_SELECTOR, "#menu button[data-screen='blue']").click()
+        wait_for(driver, "blue on its own", lambda d: d.find_element(By.ID, "title").text == "Blue")
+        check("a detached change moves only the page", asker.request("GET") == "STATE 0 /red")
+        wait_for(driver, "AT /blue", lambda d: who() == ["nc control -", "wren control /blue"])
+        check("netcat changes the room", member.request("SELECT green") == "OK 1")
+        wait_for(driver, "the status line shows where the room is",
+                 lambda d: "/green" in d.find_element(By.ID, "detached").text)
+        check("a detached page is not moved by the room", driver.find_element(By.ID, "title").text == "Blue"
+              and any(m == "wren (you) \u00b7 control \u00b7 at /blue" for m in members(driver)))
+        driver.find_element(By.ID, "follow").click()
+        wait_for(driver, "following again", lambda d: shows(d, "Green", 1) and d.find_element(By.ID, "detached").text == "")
+        wait_for(driver, "AT -", lambda d: who() == ["nc control -", "wren control -"])
+        check("Follow on: the room's screen again", True)
+        if SHOTS:
+            driver.save_screenshot(os.path.join(SHOTS, "web-presence.png"))
+        member.close()
+        asker.close()
 
         # ?room= with a name that is not a room name: the page says so and
         # changes nothing, in main or anywhere else.

@@ -17,6 +17,8 @@ struct Frame {
     /// (1.1) Whether the last reconnect's `WATCH <rev>` was continued or resynced; nil before any reconnect.
     var lastResume: ResumeOutcome?
     var now: UInt64
+    /// (1.2) Members, and the room's state while this client is detached.
+    var presence = PresenceFrame()
 }
 
 /// Draws a `Frame`:
@@ -67,6 +69,8 @@ struct Painter {
             paintMenu(frame.catalog, purpose: purpose, selected: selected, rows: rows, columns: columns)
         case .help:
             paintHelp(rows: rows, columns: columns, viewer: frame.ui.isViewer)
+        case .members:
+            paintMembers(frame.presence, rows: rows, columns: columns)
         default:
             break
         }
@@ -247,9 +251,10 @@ struct Painter {
         let count = min(9, frame.catalog.count)
         let digits = count > 1 ? "1-\(count) select  " : count == 1 ? "1 select  " : ""
         // Under a sheet, closing it is what the user looks for first.
+        let follow = frame.presence.isDetached ? "f follow  " : ""
         let keys = frame.snapshot?.sheets.isEmpty ?? true
-            ? " m menu  \(digits)p push  s sheet  b pop  n next  r root  ? keys  q quit"
-            : " x dismiss  s sheet  m menu  p push  b pop  n next  r root  ? keys  q quit"
+            ? " \(follow)m menu  \(digits)p push  s sheet  b pop  n next  r root  w who  ? keys  q quit"
+            : " \(follow)x dismiss  s sheet  m menu  p push  b pop  n next  r root  w who  ? keys  q quit"
         terminal.put(TextCells.truncate(keys, to: columns, ellipsis: ellipsis), row: row, column: 0, dim)
         return nil
     }
@@ -298,17 +303,24 @@ struct Painter {
         }
         let separator = terminal.unicode ? " · " : " | "
         let revision = frame.snapshot.map { "rev \($0.revision)" }
-        // The count comes from the last STATS; while not live it may be stale, so it is unknown.
-        let watchers = frame.link == .live ? frame.watchers.map { $0 == 1 ? "1 watcher" : "\($0) watchers" } : "? watchers"
+        // (1.2) "How many are here" is the members (fleet-wide), not this daemon's watchers; from a
+        // 1.1 daemon, the watchers. While not live the count may be stale, so it is unknown.
+        let here = frame.presence.count.map { $0 == 1 ? "1 member" : "\($0) members" }
+            ?? frame.watchers.map { $0 == 1 ? "1 watcher" : "\($0) watchers" }
+        let watchers = frame.link == .live ? here : (frame.presence.count == nil ? "? watchers" : "? members")
+        // (1.2) Detached: say so, and where the room is, before anything else.
+        let detached = frame.presence.roomWhileDetached.map { "detached (room at \($0.route))" }
         let address = "\(frame.endpoint)"
         // (1.2) A viewer sees why its keys do nothing.
         let room = "room \(frame.room)" + (frame.ui.isViewer ? " (view only)" : "")
         let resume = frame.lastResume.map { $0 == .continued ? "continued" : "resynced" }
         let layouts: [[String?]] = [
-            [address, room, revision, watchers, resume],
-            [room, revision, watchers, resume],
-            [room, revision, watchers],
-            [room, revision],
+            [detached, address, room, revision, watchers, resume],
+            [detached, room, revision, watchers, resume],
+            [detached, room, revision, watchers],
+            [detached, room, revision],
+            [detached, revision],
+            [detached],
             [revision],
         ]
         var chosen: (left: String, right: String)?
@@ -394,6 +406,9 @@ struct Painter {
             "r           back to the root screen",
             "s           present a screen as a sheet over all",
             "x           dismiss the top sheet",
+            "w           who is here, and what each looks at",
+            "d           detach: your keys move only this screen",
+            "f           follow the room again",
             "Ctrl-L      repaint",
             "q           quit",
             "",

@@ -22,6 +22,8 @@ final class TerminalApp {
     private var clock: LoopTimer?
     private var paintHook: LoopHook?
     private var quitting = false
+    /// (1.2) Set while detached: what this client shows instead of the room.
+    private var detached: DetachedView?
 
     /// Why the full-screen client cannot run on this terminal, or nil. A
     /// terminal that cannot move the cursor (`TERM=dumb`, or no `TERM`) would
@@ -35,7 +37,8 @@ final class TerminalApp {
     }
 
     /// Runs until the user quits; returns the exit status.
-    static func run(endpoints: [Endpoint], room: String?, token: String?, tlsCA: String?, environment: [String: String]) -> Int32 {
+    static func run(endpoints: [Endpoint], room: String?, token: String?, tlsCA: String?, environment: [String: String],
+                    naming: PresenceNaming = PresenceNaming()) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
         let terminal: Terminal
         do {
@@ -44,7 +47,8 @@ final class TerminalApp {
             Output.complain(error.description)
             return 1
         }
-        let app = TerminalApp(loop: loop, terminal: terminal, endpoints: endpoints, room: room, token: token, tlsCA: tlsCA)
+        let app = TerminalApp(loop: loop, terminal: terminal, endpoints: endpoints, room: room, token: token,
+                              tlsCA: tlsCA, naming: naming)
         do {
             try app.start()
         } catch {
@@ -60,13 +64,15 @@ final class TerminalApp {
         return 0
     }
 
-    private init(loop: EventLoop, terminal: Terminal, endpoints: [Endpoint], room: String?, token: String?, tlsCA: String?) {
+    private init(loop: EventLoop, terminal: Terminal, endpoints: [Endpoint], room: String?, token: String?,
+                 tlsCA: String?, naming: PresenceNaming) {
         self.loop = loop
         self.terminal = terminal
         self.painter = Painter(terminal: terminal)
         self.room = room ?? Names.defaultRoom
-        self.driver = ClientDriver(loop: loop, endpoints: endpoints, options: .interactive(room: room, token: token),
-                                   tlsCA: tlsCA)
+        var options = naming.applied(to: .interactive(room: room, token: token))
+        options.presence = true
+        self.driver = ClientDriver(loop: loop, endpoints: endpoints, options: options, tlsCA: tlsCA)
     }
 
     private func start() throws(UVError) {
@@ -131,6 +137,8 @@ final class TerminalApp {
             lastLoss = reason
         case .link(.live):
             lastLoss = nil
+            // A new connection is a new member, following: say where this client looks again.
+            if let detached { driver.submit(.look(at: detached.state.route)) }
         case .identity(let identity):
             // A daemon before 1.2 (no WHOAMI) lets a connection do all its token does.
             ui.isViewer = identity?.isViewer ?? false
@@ -155,14 +163,40 @@ final class TerminalApp {
             switch intent {
             case .nothing:
                 break
+            case .send(let request) where detached != nil && request.verb.row.isMutation:
+                browseDetached(request)
             case .send(let request):
                 driver.submit(request)
+            case .detach:
+                guard detached == nil, let room = driver.client.snapshot else { break }
+                detached = DetachedView(from: room)
+                driver.submit(.look(at: room.route))
+                ui.post("detached: your keys move only this screen; f follows the room again", isError: false,
+                        now: driver.now)
+            case .follow:
+                guard detached != nil else { break }
+                detached = nil
+                driver.submit(.look(at: nil))
+                ui.post("following the room again", isError: false, now: driver.now)
             case .repaintEverything:
                 terminal.repaintEverything()
             case .quit:
                 quit()
                 return
             }
+        }
+    }
+
+    /// (1.2) Detached, a change moves only what this client shows, and the
+    /// daemon hears where it looks now.
+    private func browseDetached(_ request: ClientRequest) {
+        guard var view = detached else { return }
+        do {
+            guard try view.apply(request, catalog: driver.client.catalog) else { return }
+            detached = view
+            driver.submit(.look(at: view.state.route))
+        } catch {
+            ui.post("ERR \(error.code.rawValue) \(error.message)", isError: true, now: driver.now)
         }
     }
 
@@ -189,9 +223,14 @@ final class TerminalApp {
         guard dirty, !quitting else { return }
         dirty = false
         let client = driver.client
-        painter.paint(Frame(endpoint: driver.endpoint, room: room, link: client.link, snapshot: client.snapshot,
-                            catalog: client.catalog, watchers: client.watchers, ui: ui, lastLoss: lastLoss,
-                            hasConnected: client.hasConnected, lastResume: client.lastResume,
-                            now: driver.now))
+        var frame = Frame(endpoint: driver.endpoint, room: room, link: client.link,
+                          snapshot: detached?.state ?? client.snapshot,
+                          catalog: client.catalog, watchers: client.watchers, ui: ui, lastLoss: lastLoss,
+                          hasConnected: client.hasConnected, lastResume: client.lastResume,
+                          now: driver.now)
+        frame.presence = PresenceFrame(members: client.members, memberID: client.memberID,
+                                       memberCount: client.memberCount,
+                                       roomWhileDetached: detached == nil ? nil : client.snapshot)
+        painter.paint(frame)
     }
 }

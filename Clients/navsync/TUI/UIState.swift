@@ -10,6 +10,8 @@ struct UIState {
         case menu(MenuPurpose, selected: Int)
         case prompt(Prompt)
         case help
+        /// (1.2) The room's members, over the screen.
+        case members
     }
 
     /// What Enter in the menu does with the highlighted screen.
@@ -40,6 +42,10 @@ struct UIState {
         case send(ClientRequest)
         case repaintEverything
         case quit
+        /// (1.2) Look at the room's screen on one's own from now on (`AT`).
+        case detach
+        /// (1.2) Show the room's state again (`AT -`).
+        case follow
     }
 
     static let noticeMilliseconds: UInt64 = 4000
@@ -77,6 +83,20 @@ struct UIState {
         case .prompt(let prompt):
             return type(key, prompt: prompt, now: now)
         case .help:
+            mode = .browsing
+            return .nothing
+        case .members:
+            return membersPanel(key)
+        }
+    }
+
+    /// (1.2) The members panel stays open for detach and follow, so the
+    /// change shows in it; any other key closes it.
+    private mutating func membersPanel(_ key: Key) -> Intent {
+        switch key {
+        case .character("d"): return .detach
+        case .character("f"): return .follow
+        default:
             mode = .browsing
             return .nothing
         }
@@ -121,6 +141,12 @@ struct UIState {
             return .send(.next(data: nil))
         case .character("?"):
             mode = .help
+        case .character("w"):
+            mode = .members
+        case .character("d"):
+            return .detach
+        case .character("f"):
+            return .follow
         default:
             break
         }

@@ -1,0 +1,64 @@
+import NavSyncCore
+
+/// (1.2) What the store knows of presence across the fleet: this daemon's
+/// members (to publish them, and to publish them again after an outage or
+/// after Redis lost its data), the other daemons' members (to tell the hub
+/// they are gone when their daemon's key expires), and this turn's changes
+/// not yet sent.
+struct FleetPresence {
+    struct Entry: Equatable {
+        var room: String
+        var member: Member
+    }
+
+    /// This daemon's members, by id.
+    var local: [String: Entry] = [:]
+    /// Members of other daemons, by id.
+    var remote: [String: Entry] = [:]
+    /// This daemon's changes of the current turn, in order.
+    var outbox: [PresenceMessage] = []
+    /// The daemon keys being checked now (one check at a time per daemon).
+    var checking: Set<String> = []
+
+    /// Records one of this daemon's changes and queues it for the turn's message.
+    mutating func noteLocal(_ change: PresenceMessage) {
+        switch change {
+        case .member(let room, let member): local[member.id] = Entry(room: room, member: member)
+        case .gone(let room, let id): if local[id]?.room == room { local[id] = nil }
+        }
+        outbox.append(change)
+    }
+
+    /// Records another daemon's change; false when it changes nothing known.
+    mutating func noteRemote(_ change: PresenceMessage) -> Bool {
+        switch change {
+        case .member(let room, let member):
+            let entry = Entry(room: room, member: member)
+            guard remote[member.id] != entry else { return false }
+            remote[member.id] = entry
+            return true
+        case .gone(let room, let id):
+            guard remote[id]?.room == room else { return false }
+            remote[id] = nil
+            return true
+        }
+    }
+
+    /// The daemons whose members are listed here, other than this one.
+    var remoteDaemons: Set<String> {
+        Set(remote.keys.compactMap { PresenceMessage.daemonTag(of: $0).map(String.init) })
+    }
+
+    /// Forgets every member of daemon `tag`; returns them.
+    mutating func dropDaemon(_ tag: String) -> [Entry] {
+        let gone = remote.filter { PresenceMessage.daemonTag(of: $0.key) == Substring(tag) }
+        for id in gone.keys { remote[id] = nil }
+        return gone.values.sorted { $0.member.id < $1.member.id }
+    }
+
+    /// A room's members as the fleet holds them: the other daemons' and this one's.
+    func members(of room: String) -> [Member] {
+        (remote.values.filter { $0.room == room } + local.values.filter { $0.room == room })
+            .map(\.member).sorted { $0.id < $1.id }
+    }
+}

@@ -1,0 +1,32 @@
+import NavSyncCore
+
+/// (1.2) Members of the other daemons of a fleet, as the store reports them:
+/// they join the rooms' member lists beside this daemon's own, and their
+/// changes reach the followers as any member's do.
+extension Server {
+    public func memberChangedElsewhere(_ member: Member, in room: String) {
+        publish(presence.set(member, in: room), in: room)
+    }
+
+    public func memberGoneElsewhere(_ id: String, from room: String) {
+        publish(presence.remove(id, from: room), in: room)
+    }
+
+    public func membersReplaced(in room: String, with members: [Member]) {
+        presence.replaceMembers(of: room, with: members)
+    }
+
+    public var roomsWithMembers: [String] { presence.names }
+
+    /// Each follower's lines not yet taken are superseded by the listing,
+    /// which is queued whole after what it was already handed.
+    public func relistPresence() {
+        for room in presence.allRooms {
+            for follower in room.followers where !follower.isClosing {
+                room.markTaken(follower)
+                guard !follower.presence.owesListing else { continue }
+                fanOut.reply(follower, Wire.members(room.members, unasked: true))
+            }
+        }
+    }
+}
