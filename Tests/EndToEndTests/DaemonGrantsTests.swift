@@ -67,6 +67,11 @@ final class DaemonGrantsTests: XCTestCase {
         case .quit: return Rule(needs: .nothing, line: "QUIT")
         case .help: return Rule(needs: .anyRole, line: "HELP", multiLine: true)
         case .whoami: return Rule(needs: .nothing, line: "WHOAMI")
+        case .name: return Rule(needs: .anyRole, line: "NAME ada")
+        case .at: return Rule(needs: .roleInRoom, line: "AT -")
+        case .who: return Rule(needs: .roleInRoom, line: "WHO", multiLine: true)
+        // OFF, so no live presence line follows the answer into the next case.
+        case .presence: return Rule(needs: .roleInRoom, line: "PRESENCE OFF")
         }
     }
 

@@ -22,7 +22,7 @@ final class SyncClientPresenceTests: XCTestCase {
         _ = h.takeNotes()
         h.receive("OK 0", "YOU 7 ada control *", "STATE 0 /red", "MEMBER 7 ada control -", "END")
         let notes = h.takeNotes()
-        XCTAssertEqual(notes, [.identity(id: "7", name: "ada", role: .control), .snapshot(state(0, "/red"), .connected),
+        XCTAssertEqual(notes, [.identity(Identity(id: "7", name: "ada", role: "control", rooms: "*")), .snapshot(state(0, "/red"), .connected),
                                .link(.live), .members([Member(id: "7", name: "ada", role: .control)])])
         XCTAssertEqual(h.client.memberID, "7")
     }

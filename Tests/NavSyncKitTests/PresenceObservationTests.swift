@@ -24,7 +24,7 @@ final class PresenceObservationTests: XCTestCase {
         navigation.beginWithoutEngineForTesting()
         let ada = Member(id: "1", name: "ada", role: .control)
         let bo = Member(id: "2", name: "bo", role: .view, at: "/viewB:x")
-        navigation.receive([.identity("1"), .members([ada])], from: 0)
+        navigation.receive([.identity(Identity(id: "1", name: "ada", role: "control", rooms: "*")), .members([ada])], from: 0)
         XCTAssertEqual(navigation.members, [], "empty until start() returns")
         navigation.receive([.snapshot(red, .connected), .link(.live)], from: 0)
         XCTAssertEqual(navigation.members.map(\.name), ["ada"])

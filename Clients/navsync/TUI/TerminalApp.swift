@@ -142,8 +142,8 @@ final class TerminalApp {
         case .identity(let identity):
             // A daemon before 1.2 (no WHOAMI) lets a connection do all its token does.
             ui.isViewer = identity?.isViewer ?? false
-            if ui.isViewer, case .menu = ui.mode { ui.mode = .browsing }
-            if ui.isViewer, case .prompt = ui.mode { ui.mode = .browsing }
+            if ui.isViewer, !ui.isDetached, case .menu = ui.mode { ui.mode = .browsing }
+            if ui.isViewer, !ui.isDetached, case .prompt = ui.mode { ui.mode = .browsing }
         default:
             break
         }
@@ -170,12 +170,17 @@ final class TerminalApp {
             case .detach:
                 guard detached == nil, let room = driver.client.snapshot else { break }
                 detached = DetachedView(from: room)
+                ui.isDetached = true
                 driver.submit(.look(at: room.route))
                 ui.post("detached: your keys move only this screen; f follows the room again", isError: false,
                         now: driver.now)
             case .follow:
                 guard detached != nil else { break }
                 detached = nil
+                ui.isDetached = false
+                // A viewer's menu or prompt was browsing on its own: following, it may not steer.
+                if ui.isViewer, case .menu = ui.mode { ui.mode = .browsing }
+                if ui.isViewer, case .prompt = ui.mode { ui.mode = .browsing }
                 driver.submit(.look(at: nil))
                 ui.post("following the room again", isError: false, now: driver.now)
             case .repaintEverything:

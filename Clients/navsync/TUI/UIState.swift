@@ -57,6 +57,9 @@ struct UIState {
     /// (1.2) The daemon says this connection holds a `view` grant (`WHOAMI`):
     /// no key that would change the room does anything but say so.
     var isViewer = false
+    /// (1.2) Detached from the room: the keys move only what this client
+    /// shows (and its `AT`), so a viewer may use them too.
+    var isDetached = false
 
     /// What a viewer is told when it presses a key that would steer.
     static let viewerNotice = "view only: this token follows the room and cannot change it (? for help)"
@@ -103,7 +106,7 @@ struct UIState {
     }
 
     private mutating func browse(_ key: Key, catalog: [CatalogEntry], stack: [RouteEntry]?, now: UInt64) -> Intent {
-        if isViewer && Self.steers(key) {
+        if isViewer && !isDetached && Self.steers(key) {
             post(Self.viewerNotice, isError: false, now: now)
             return .nothing
         }
