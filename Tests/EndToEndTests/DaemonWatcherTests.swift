@@ -34,10 +34,15 @@ final class DaemonWatcherTests: XCTestCase {
     static func readLoop(_ client: LineClient, into lines: Locked<[String]>, until target: Locked<UInt64?>,
                          from start: UInt64 = 0) {
         var last = start
-        let deadline = Date().addingTimeInterval(40)
+        // Bounded by silence, not by the whole run: the writer may take
+        // longer than any fixed window on a loaded machine (or a debug
+        // build), and a reader that gave up early would look like lost events.
+        let silence: TimeInterval = 40
+        var deadline = Date().addingTimeInterval(silence)
         while Date() < deadline {
             if let target = target.current, last >= target { return }
             guard let line = try? client.readLine(timeout: 0.1) else { continue }
+            deadline = Date().addingTimeInterval(silence)
             lines.withLock { $0.append(line) }
             let parts = line.split(separator: " ")
             if parts.count >= 2, parts[0] == "EVENT" || parts[0] == "STATE", let revision = UInt64(parts[1]) {
