@@ -8,29 +8,6 @@ import XCTest
 /// members are reported gone within 15 s, and the members are written
 /// again after Redis lost its data.
 final class BackplanePresenceTests: XCTestCase {
-    private struct Fleet {
-        let redis: RedisServerProcess
-        let daemons: [DaemonProcess]
-
-        init(_ count: Int) throws {
-            redis = try RedisServerProcess()
-            var started: [DaemonProcess] = []
-            do {
-                for _ in 0..<count { started.append(try DaemonProcess(arguments: ["--backplane", redis.url])) }
-            } catch {
-                started.forEach { $0.stop() }
-                redis.remove()
-                throw error
-            }
-            daemons = started
-        }
-
-        func stop() {
-            daemons.forEach { $0.stop() }
-            redis.remove()
-        }
-    }
-
     /// A member named `name` watching main on `daemon`; returns the connection and its id.
     private func member(_ name: String, on daemon: DaemonProcess) throws -> (LineClient, String) {
         let client = try daemon.connect()

@@ -6,38 +6,6 @@ import XCTest
 /// Several daemons on one real redis-server of the test's own (BACKPLANE.md):
 /// to every client the fleet behaves like one daemon.
 final class BackplaneTests: XCTestCase {
-    /// A Redis of the test's own and `count` daemons on it; `stop()` ends them all.
-    private struct Fleet {
-        let redis: RedisServerProcess
-        let daemons: [DaemonProcess]
-
-        /// Whatever has started is stopped by its PID before an error leaves here.
-        init(_ count: Int) throws {
-            redis = try RedisServerProcess()
-            var started: [DaemonProcess] = []
-            do {
-                for _ in 0..<count { started.append(try DaemonProcess(arguments: ["--backplane", redis.url])) }
-            } catch {
-                started.forEach { $0.stop() }
-                redis.remove()
-                throw error
-            }
-            daemons = started
-        }
-
-        /// A connection to daemon `index` watching the untouched main room.
-        func watcher(on index: Int, file: StaticString = #filePath, line: UInt = #line) throws -> LineClient {
-            let watcher = try daemons[index].connect()
-            XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red", file: file, line: line)
-            return watcher
-        }
-
-        func stop() {
-            daemons.forEach { $0.stop() }
-            redis.remove()
-        }
-    }
-
     /// Reads `STATE` then events until `revision`; returns the (rev, line) pairs after the STATE.
     private func events(_ watcher: LineClient, through revision: Int, timeout: TimeInterval = 20) throws -> [String] {
         var lines: [String] = []

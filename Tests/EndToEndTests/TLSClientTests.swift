@@ -8,19 +8,7 @@ import XCTest
 /// certificate: trusted, from an unrelated CA, for another name, expired.
 /// The check is always on; a failure is one line and exit 1 for one-shots.
 final class TLSClientTests: XCTestCase {
-    nonisolated(unsafe) static var certificates: TestCertificates!
-
-    override class func setUp() {
-        super.setUp()
-        certificates = try! TestCertificates()
-    }
-
-    override class func tearDown() {
-        certificates = nil
-        super.tearDown()
-    }
-
-    private var certs: TestCertificates { Self.certificates }
+    private var certs: TestCertificates { TestCertificates.shared }
 
     private func daemon(certificate: String? = nil) throws -> DaemonProcess {
         try DaemonProcess(arguments: ["--tls-listen", "127.0.0.1:0", "--tls-cert", certificate ?? certs.serverCertificate,

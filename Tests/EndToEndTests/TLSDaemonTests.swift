@@ -6,19 +6,7 @@ import XCTest
 /// navsyncd's TLS listeners from outside: Python's `ssl` as the client,
 /// certificates made for this run (PROTOCOL.md *TLS*).
 final class TLSDaemonTests: XCTestCase {
-    nonisolated(unsafe) static var certificates: TestCertificates!
-
-    override class func setUp() {
-        super.setUp()
-        certificates = try! TestCertificates()
-    }
-
-    override class func tearDown() {
-        certificates = nil
-        super.tearDown()
-    }
-
-    private var certs: TestCertificates { Self.certificates }
+    private var certs: TestCertificates { TestCertificates.shared }
 
     private func tlsArguments(certificate: String? = nil, key: String? = nil) -> [String] {
         ["--tls-listen", "127.0.0.1:0", "--tls-cert", certificate ?? certs.serverCertificate,

@@ -8,19 +8,7 @@ import XCTest
 /// stops mid-handshake costs what OpenSSL holds for a handshake (a 16 KiB
 /// message buffer, one partial record, the connection) until the bound.
 final class TLSHostilePeerTests: XCTestCase {
-    nonisolated(unsafe) static var certificates: TestCertificates!
-
-    override class func setUp() {
-        super.setUp()
-        certificates = try! TestCertificates()
-    }
-
-    override class func tearDown() {
-        certificates = nil
-        super.tearDown()
-    }
-
-    private var certs: TestCertificates { Self.certificates }
+    private var certs: TestCertificates { TestCertificates.shared }
 
     private func tlsDaemon(_ extra: [String] = []) throws -> DaemonProcess {
         try DaemonProcess(arguments: ["--tls-listen", "127.0.0.1:0", "--tls-cert", certs.serverCertificate,

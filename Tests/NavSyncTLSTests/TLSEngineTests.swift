@@ -5,19 +5,7 @@ import XCTest
 /// A client engine and a server engine talking through memory: the
 /// handshake and records cross in whatever pieces a test chooses.
 final class TLSEngineTests: XCTestCase {
-    nonisolated(unsafe) static var certificates: TestCertificates!
-
-    override class func setUp() {
-        super.setUp()
-        certificates = try! TestCertificates()
-    }
-
-    override class func tearDown() {
-        certificates = nil
-        super.tearDown()
-    }
-
-    private var certs: TestCertificates { Self.certificates }
+    private var certs: TestCertificates { TestCertificates.shared }
 
     private func serverEngine(certificate: String? = nil) throws -> TLSEngine {
         let context = try TLSServerContext(certificateFile: certificate ?? certs.serverCertificate, keyFile: certs.serverKey)

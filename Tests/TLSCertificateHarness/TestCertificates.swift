@@ -7,7 +7,7 @@ import Foundation
 /// a reload), one for another name, an expired one, an unrelated CA, and a
 /// key that matches none of them. Nothing is checked in: every run makes
 /// its own, so no test depends on a date.
-public final class TestCertificates: @unchecked Sendable {  // immutable after init
+public final class TestCertificates: Sendable {
     public let directory: String
 
     public var caFile: String { directory + "/ca.pem" }
@@ -61,6 +61,21 @@ public final class TestCertificates: @unchecked Sendable {  // immutable after i
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// One set for every test of the process, made on first use (a static
+    /// `let` is initialised once, safely from any thread) and removed when
+    /// the process exits: the test classes share it instead of each making
+    /// and keeping its own.
+    public static let shared: TestCertificates = {
+        let made: TestCertificates
+        do {
+            made = try TestCertificates()
+        } catch {
+            fatalError("\(error)")
+        }
+        atexit { try? FileManager.default.removeItem(atPath: TestCertificates.shared.directory) }
+        return made
+    }()
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
