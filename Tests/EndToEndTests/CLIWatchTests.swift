@@ -53,8 +53,9 @@ final class CLIWatchTests: XCTestCase {
         XCTAssertEqual(try navsync(["--connect", "127.0.0.1:\(port)", "pop"]).stdout, "3\n")
         XCTAssertEqual(watch.waitForLines(4), ["0 state /red", "1 push /red/blue:kept",
                                                "2 present /red/blue:kept#green", "3 pop /red#green"])
-        XCTAssertTrue(watch.stderr.contains("connection lost"), "the loss is logged on stderr: \(watch.stderr)")
-        XCTAssertTrue(watch.stderr.contains("continued after revision 1"), "the resume is logged: \(watch.stderr)")
+        // stderr is its own pipe: its lines may arrive after stdout's, so they are waited for.
+        XCTAssertTrue(waitUntil { watch.stderr.contains("connection lost") }, "the loss is logged on stderr: \(watch.stderr)")
+        XCTAssertTrue(waitUntil { watch.stderr.contains("continued after revision 1") }, "the resume is logged: \(watch.stderr)")
 
         watch.signal(SIGTERM)
         XCTAssertEqual(watch.waitForExit(), 0)
