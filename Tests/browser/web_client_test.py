@@ -25,14 +25,15 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+
+from page_checks import Checks, LineClient, shows, wait_for
 
 BIN = sys.argv[1]
 SHOTS = sys.argv[2] if len(sys.argv) > 2 else None
 WORK = tempfile.mkdtemp(prefix="navsync-browser-")
 STATE = os.path.join(WORK, "state.json")
 daemons = []
-passed = 0
+check = Checks()
 
 
 def start_daemon(port=0, extra=()):
@@ -53,51 +54,9 @@ def start_daemon(port=0, extra=()):
     raise SystemExit("navsyncd did not start:\n" + open(log_path).read())
 
 
-class Netcat:
-    """A line-protocol client, as nc would be."""
-
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.buffer = b""
-
-    def line(self):
-        while b"\n" not in self.buffer:
-            chunk = self.sock.recv(4096)
-            if not chunk:
-                raise EOFError("daemon closed the connection")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line.decode()
-
-    def request(self, text):
-        self.sock.sendall((text + "\n").encode())
-        return self.line()
-
-    def close(self):
-        self.sock.close()
-
-
-def check(name, condition):
-    global passed
-    if not condition:
-        raise AssertionError(name)
-    passed += 1
-    print("ok   " + name, flush=True)
-
-
-def wait_for(driver, what, predicate, timeout=10):
-    try:
-        WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: predicate(d))
-    except Exception:
-        state = driver.execute_script(
-            "return [document.getElementById('title').textContent, document.getElementById('rev').textContent,"
-            " document.getElementById('conn').textContent, document.body.className]")
-        raise AssertionError("timed out waiting for %s; page shows %s" % (what, state))
-
-
-def shows(driver, title, rev):
-    return (driver.find_element(By.ID, "title").text == title
-            and driver.find_element(By.ID, "rev").text == str(rev))
+def Netcat(port):
+    """A line-protocol client on a plain TCP connection."""
+    return LineClient(socket.create_connection(("127.0.0.1", port), timeout=10))
 
 
 PRESENTER = "presenter-token-0000000001"
@@ -338,7 +297,7 @@ def main():
             if daemon.poll() is None:
                 daemon.kill()
                 daemon.wait()
-    print("browser: %d checks passed" % passed)
+    print("browser: %d checks passed" % check.passed)
 
 
 if __name__ == "__main__":

@@ -26,11 +26,12 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+
+from page_checks import Checks, LineClient, shows, wait_for
 
 BIN = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="navsync-wss-")
-passed = 0
+check = Checks()
 
 
 def openssl(*arguments):
@@ -71,53 +72,11 @@ def start_daemon():
     raise SystemExit("navsyncd did not start:\n" + open(log_path).read())
 
 
-class TLSLines:
+def TLSLines(port):
     """A line-protocol client inside TLS, checking the certificate against the test CA."""
-
-    def __init__(self, port):
-        context = ssl.create_default_context(cafile=os.path.join(WORK, "ca.pem"))
-        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.sock = context.wrap_socket(raw, server_hostname="127.0.0.1")
-        self.buffer = b""
-
-    def line(self):
-        while b"\n" not in self.buffer:
-            chunk = self.sock.recv(4096)
-            if not chunk:
-                raise EOFError("daemon closed the connection")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line.decode()
-
-    def request(self, text):
-        self.sock.sendall((text + "\n").encode())
-        return self.line()
-
-    def close(self):
-        self.sock.close()
-
-
-def check(name, condition):
-    global passed
-    if not condition:
-        raise AssertionError(name)
-    passed += 1
-    print("ok   " + name, flush=True)
-
-
-def wait_for(driver, what, predicate, timeout=10):
-    try:
-        WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: predicate(d))
-    except Exception:
-        state = driver.execute_script(
-            "return [location.href, document.getElementById('title').textContent,"
-            " document.getElementById('rev').textContent, document.getElementById('conn').textContent]")
-        raise AssertionError("timed out waiting for %s; page shows %s" % (what, state))
-
-
-def shows(driver, title, rev):
-    return (driver.find_element(By.ID, "title").text == title
-            and driver.find_element(By.ID, "rev").text == str(rev))
+    context = ssl.create_default_context(cafile=os.path.join(WORK, "ca.pem"))
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    return LineClient(context.wrap_socket(raw, server_hostname="127.0.0.1"))
 
 
 def main():
@@ -155,7 +114,7 @@ def main():
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-    print("browser (wss): %d checks passed" % passed)
+    print("browser (wss): %d checks passed" % check.passed)
 
 
 if __name__ == "__main__":
