@@ -120,47 +120,31 @@ enum Report {
         // Ratios against Redis (the first targets), against the previous
         // build when one was measured, and of WebSocket watchers against TCP ones.
         let ns = Array(Set(rows.map(\.n))).sorted()
-        let ratioLines = ratios(of: "navsync", against: "redis", at: ns, in: rows, otherLabel: "redis")
-        let baselineLines = ratios(of: "navsync", against: "baseline", at: ns, in: rows, otherLabel: "")
-        let webSocketLines = ratios(of: "navsync-ws", against: "navsync", at: ns, in: rows, otherLabel: "tcp")
-        let tlsLines = ratios(of: "navsync-tls", against: "navsync", at: ns, in: rows, otherLabel: "plain")
-        let tlsRedisLines = ratios(of: "navsync-tls", against: "redis-tls", at: ns, in: rows, otherLabel: "redis-tls")
-        let webSocketBaselineLines = ratios(of: "navsync-ws", against: "baseline-ws", at: ns, in: rows, otherLabel: "")
-        let baselineWebSocketLines = ratios(of: "baseline-ws", against: "baseline", at: ns, in: rows, otherLabel: "tcp")
+        /// One section per comparison whose two systems were both measured: its heading and its ratio lines.
+        func section(_ system: String, against other: String, label: String, _ heading: String) -> String {
+            let ratioLines = ratios(of: system, against: other, at: ns, in: rows, otherLabel: label)
+            return ratioLines.isEmpty ? "" : "\n" + heading + "\n" + ratioLines.joined(separator: "\n") + "\n"
+        }
         var out = lines.joined(separator: "\n") + "\n"
-        if !baselineLines.isEmpty {
-            out += "\nnavsync (this build) vs baseline (BASE_BIN, measured in the same run):\n"
-            out += baselineLines.joined(separator: "\n") + "\n"
-        }
-        if !ratioLines.isEmpty {
-            out += "\nnavsync vs redis (ratios of medians; deliveries/s wants > 1, the rest < 1):\n"
-            out += ratioLines.joined(separator: "\n") + "\n"
-        }
+        out += section("navsync", against: "baseline", label: "",
+                       "navsync (this build) vs baseline (BASE_BIN, measured in the same run):")
+        out += section("navsync", against: "redis", label: "redis",
+                       "navsync vs redis (ratios of medians; deliveries/s wants > 1, the rest < 1):")
         // A fleet measured with an older daemon in the same run (bench/fleet.sh BASE_BIN).
         for system in Array(Set(rows.map(\.system))).sorted() where rows.contains(where: { $0.system == "base-" + system }) {
-            let lines = ratios(of: system, against: "base-" + system, at: ns, in: rows, otherLabel: "")
-            out += "\n\(system) (this build) vs base-\(system) (BASE_BIN, same run):\n" + lines.joined(separator: "\n") + "\n"
+            out += section(system, against: "base-" + system, label: "",
+                           "\(system) (this build) vs base-\(system) (BASE_BIN, same run):")
         }
-        if !webSocketLines.isEmpty {
-            out += "\nnavsync-ws (watchers on WebSocket) vs navsync (watchers on TCP), same run:\n"
-            out += webSocketLines.joined(separator: "\n") + "\n"
-        }
-        if !tlsLines.isEmpty {
-            out += "\nnavsync-tls (watchers inside TLS) vs navsync (plain TCP), same run:\n"
-            out += tlsLines.joined(separator: "\n") + "\n"
-        }
-        if !tlsRedisLines.isEmpty {
-            out += "\nnavsync-tls vs redis-tls (both with their subscribers inside TLS), same run:\n"
-            out += tlsRedisLines.joined(separator: "\n") + "\n"
-        }
-        if !baselineWebSocketLines.isEmpty {
-            out += "\nbaseline-ws vs baseline (the older navsyncd's WebSocket watchers against its TCP ones), same run:\n"
-            out += baselineWebSocketLines.joined(separator: "\n") + "\n"
-        }
-        if !webSocketBaselineLines.isEmpty {
-            out += "\nnavsync-ws (this build) vs baseline-ws (BASE_BIN, WebSocket watchers), same run:\n"
-            out += webSocketBaselineLines.joined(separator: "\n") + "\n"
-        }
+        out += section("navsync-ws", against: "navsync", label: "tcp",
+                       "navsync-ws (watchers on WebSocket) vs navsync (watchers on TCP), same run:")
+        out += section("navsync-tls", against: "navsync", label: "plain",
+                       "navsync-tls (watchers inside TLS) vs navsync (plain TCP), same run:")
+        out += section("navsync-tls", against: "redis-tls", label: "redis-tls",
+                       "navsync-tls vs redis-tls (both with their subscribers inside TLS), same run:")
+        out += section("baseline-ws", against: "baseline", label: "tcp",
+                       "baseline-ws vs baseline (the older navsyncd's WebSocket watchers against its TCP ones), same run:")
+        out += section("navsync-ws", against: "baseline-ws", label: "",
+                       "navsync-ws (this build) vs baseline-ws (BASE_BIN, WebSocket watchers), same run:")
         let loads = rows.flatMap(\.loads).compactMap { $0.split(separator: " ").first.flatMap { Double($0) } }
         if let low = loads.min(), let high = loads.max() {
             out += "\nmachine load (1-minute average) when the runs started: \(f(low, 2)) to \(f(high, 2)); each run's is in its JSON file.\n"
