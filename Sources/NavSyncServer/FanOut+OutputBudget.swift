@@ -62,7 +62,8 @@ extension FanOut {
         let bound = limits.maxOutputMemoryBytes
         guard total > bound else { return }
         var growing: [(session: Session, bytes: Int)] = []
-        for session in backlogged where session.watching && !session.owesResync && !session.isClosing {
+        // Presence followers that do not watch grow like watchers and are resynced alike.
+        for session in backlogged where (session.watching || session.presence.follows) && !session.owesResync && !session.isClosing {
             growing.append((session, session.pendingBytes))
         }
         guard !growing.isEmpty else { return }

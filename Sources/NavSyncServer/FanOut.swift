@@ -159,7 +159,7 @@ final class FanOut {
         noteEventsSkipped(queued - session.outbox.count)
         session.outboxBytes = session.outbox.reduce(0) { $0 + $1.bytes.count }
         session.owesResync = true
-        // (1.2) Its presence lines went with its events: a listing is owed too.
+        // Its presence lines went with its events: a listing is owed too.
         if session.presence.follows { session.presence.owesListing = true }
         let why = reason()
         log.info("\(session.label) is a slow watcher (\(why.isEmpty ? "over \(limits.maxPendingBytes) bytes pending (--max-pending)" : why)); "
@@ -213,11 +213,19 @@ final class FanOut {
             guard !session.isEnded else { continue }
             let queuedBefore = session.connection.queuedWriteBytes
             let ownBefore = queuedBefore == 0 ? 0 : session.connection.queuedOwnMemory
-            if session.presence.follows { takeOwedPresence(session, queuedBefore: queuedBefore) }
+            // Behind while the output of all connections is past the bound,
+            // and either its socket has sent nothing since the last flush
+            // (stalled: what it holds is not coming back) or this flush
+            // already grew the queues by an eighth.
+            let isBehindOverBudget = queuedBefore > 0 && heldOutputBytes > maxOutput
+                && (grownOwn + max(0, sharedLedger.heldBytes - sharedAtStart) > maxOutput / Self.outputBudgetGrowthShare
+                    || queuedBefore >= session.queuedAfterLastFlush)
+            let owedPresence = session.presence.follows
+                ? takeOwedPresence(session, queuedBefore: queuedBefore, isBehindOverBudget: isBehindOverBudget) : nil
             // The room's events of this turn that this watcher owes: sent with
             // its outbox, or skipped if it is closing, owed a resync, would
-            // now hold more than --max-pending, or is already behind while
-            // the output of all connections is past --max-output-memory.
+            // now hold more than --max-pending, or is behind while the output
+            // of all connections is past --max-output-memory.
             var owed: (room: Room, range: Range<Int>)?
             if let room = session.watchedRoom, let range = owedEvents(session) {
                 markTaken(session, room)
@@ -226,13 +234,7 @@ final class FanOut {
                 } else if session.outboxBytes + room.turnBytes(in: range) + queuedBefore > maxPending {
                     noteEventsSkipped(range.count)
                     dropEvents(session)
-                } else if queuedBefore > 0 && heldOutputBytes > maxOutput
-                            && (grownOwn + max(0, sharedLedger.heldBytes - sharedAtStart) > maxOutput / Self.outputBudgetGrowthShare
-                                || queuedBefore >= session.queuedAfterLastFlush) {
-                    // Behind while the output of all connections is past the
-                    // bound, and either its socket has sent nothing since the
-                    // last flush (stalled: what it holds is not coming back)
-                    // or this flush already grew the queues by an eighth.
+                } else if isBehindOverBudget {
                     noteEventsSkipped(range.count)
                     dropEvents(session, reason: "behind while all connections hold over \(maxOutput) bytes (--max-output-memory)")
                 } else {
@@ -266,6 +268,8 @@ final class FanOut {
                 session.outbox.removeAll()
                 session.outboxBytes = 0
             }
+            // Dropped meanwhile when its events were: they go together.
+            if let owedPresence, !session.presence.owesListing { writePresence(owedPresence, to: session) }
             let queuedAfter = session.connection.queuedWriteBytes
             let ownAfter = queuedAfter == 0 ? 0 : session.connection.queuedOwnMemory
             session.queuedAfterLastFlush = queuedAfter
@@ -304,18 +308,26 @@ final class FanOut {
     /// watcher already behind. So such a watcher adds at most one line to
     /// the output held, however many of them a turn reaches.
     private func offerWithoutQueuing(_ events: SharedBytes, of room: Room, to session: Session) {
-        let taken = session.connection.writeWithoutQueuing(shared: events)
-        guard taken < events.count else { return }
-        var nextLine = taken
-        if taken > 0 && events[taken - 1] != UInt8(ascii: "\n") {
-            // Every event ends with a newline, so there is one after `taken`.
-            let bytes = events.bytes
-            nextLine = (bytes[taken...].firstIndex(of: UInt8(ascii: "\n")) ?? events.count - 1) + 1
-            session.connection.write([Array(bytes[taken..<nextLine])])
-        }
-        noteEventsSkipped(room.turnEvents.count - room.turnEventIndex(startingAt: nextLine))
+        guard let untaken = offerLinesWithoutQueuing(events, to: session) else { return }
+        noteEventsSkipped(room.turnEvents.count - room.turnEventIndex(startingAt: untaken))
         dropEvents(session, reason: "its socket is full while all connections hold \(heldOutputBytes) bytes, "
                    + "near --max-output-memory \(limits.maxOutputMemoryBytes)")
+    }
+
+    /// Hands the socket what it takes of `lines` at once, finishing a line
+    /// it cut short (queued: a line is never left half sent). Returns where
+    /// the lines it did not take start, nil when it took them all.
+    func offerLinesWithoutQueuing(_ lines: SharedBytes, to session: Session) -> Int? {
+        let taken = session.connection.writeWithoutQueuing(shared: lines)
+        guard taken < lines.count else { return nil }
+        var nextLine = taken
+        if taken > 0 && lines[taken - 1] != UInt8(ascii: "\n") {
+            // Every line ends with a newline, so there is one after `taken`.
+            let bytes = lines.bytes
+            nextLine = (bytes[taken...].firstIndex(of: UInt8(ascii: "\n")) ?? lines.count - 1) + 1
+            session.connection.write([Array(bytes[taken..<nextLine])])
+        }
+        return nextLine
     }
 
     /// Ends a session once its queued output has been flushed.

@@ -1,23 +1,22 @@
 import NavSyncCore
 
-/// (1.2) Every room's presence (`RoomPresence`) by name, the fleet-wide
-/// member count, and which rooms made presence lines this turn.
+/// Every room's presence (`RoomPresence`) by name, the fleet-wide member
+/// count, which rooms have changes to settle into lines, and which have lines
+/// this turn.
 ///
 /// Pure bookkeeping, like `RoomRegistry`: it sends nothing itself. A room's
-/// presence is kept while it has a member, a follower or lines to hand out.
-/// Must be used on the loop thread only.
+/// presence is kept while it has a member, a follower, a change to settle or
+/// lines to hand out. Must be used on the loop thread only.
 final class PresenceTable {
     private var byName: [String: RoomPresence] = [:]
     /// Members of every room (of the fleet, with a backplane).
     private(set) var membersTotal = 0
+    /// Rooms with changes not yet settled into lines.
+    private var roomsWithPendingChanges: [RoomPresence] = []
     /// Rooms whose `turnLines` are not empty.
     private(set) var roomsWithTurnLines: [RoomPresence] = []
-    /// Lines made while the fan-out flushes (a session that ends during the
-    /// flush leaves its room then) wait here: they belong to the next turn,
-    /// since followers later in that flush would otherwise take them and
-    /// earlier ones lose them when the turn ends.
-    private var lateLines: [(room: String, line: [UInt8])] = []
-    var isFlushing = false
+    /// What became of this daemon's own members since the store was last told.
+    private(set) var settledForStore: [(room: String, member: RoomPresence.SettledMember)] = []
 
     func existing(_ name: String) -> RoomPresence? { byName[name] }
 
@@ -34,60 +33,78 @@ final class PresenceTable {
 
     func memberCount(of name: String) -> Int { byName[name]?.count ?? 0 }
 
-    /// Adds or changes a member. Returns the line to send when something changed.
-    func set(_ member: Member, in name: String) -> [UInt8]? {
+    /// Adds or changes a member; its line is made when the room settles.
+    func set(_ member: Member, in name: String, isLocal: Bool) {
         let room = room(named: name)
         let wasMember = room.member(member.id) != nil
-        guard room.set(member) else { return nil }
+        let hadPending = room.hasPendingChanges
+        guard room.set(member, isLocal: isLocal) else { return }
         if !wasMember { membersTotal += 1 }
-        return Wire.member(member)
+        if !hadPending { roomsWithPendingChanges.append(room) }
     }
 
-    /// Removes a member. Returns the line to send when it was one.
-    func remove(_ id: String, from name: String) -> [UInt8]? {
-        guard let room = byName[name], room.remove(id) else { return nil }
+    /// Removes a member, if it is one; its line is made when the room settles.
+    func remove(_ id: String, from name: String, isLocal: Bool) {
+        guard let room = byName[name] else { return }
+        let hadPending = room.hasPendingChanges
+        guard room.remove(id, isLocal: isLocal) else { return }
         membersTotal -= 1
-        dropIfIdle(room)
-        return Wire.gone(id: id)
+        if !hadPending { roomsWithPendingChanges.append(room) }
     }
 
-    /// Queues `line` for the room's followers this turn, or for the next
-    /// one during a flush. Returns the followers to mark for the flush when
-    /// it is the room's first line of the turn.
-    func append(_ line: [UInt8], to name: String) -> [Session] {
-        if isFlushing {
-            lateLines.append((name, line))
-            return []
-        }
-        guard let room = byName[name], !room.followers.isEmpty else { return [] }
-        guard room.appendTurnLine(line) else { return [] }
+    /// Settles one room's changes into this turn's lines (before a new
+    /// follower's listing). Returns the followers to mark for the flush
+    /// when the room's turn got its first lines.
+    func settle(_ room: RoomPresence) -> [Session] {
+        guard room.hasPendingChanges else { return [] }
+        let hadLines = !room.turnLines.isEmpty
+        for member in room.settle() { settledForStore.append((room.name, member)) }
+        // The room stays in `roomsWithPendingChanges` until `settleAll`, which skips it then.
+        guard !hadLines, !room.turnLines.isEmpty else { return [] }
         roomsWithTurnLines.append(room)
         return room.followers
     }
 
-    /// Ends the turn of every room that had lines, then starts the next one
-    /// with the lines made during the flush. Returns the followers those
-    /// reach, to be marked for another flush.
-    func endTurn() -> [Session] {
+    /// Settles every room's changes into lines: at the start of a flush,
+    /// and after it for the changes made while it ran (sessions that ended
+    /// then), which start the next turn. Returns the followers to mark.
+    func settleAll() -> [Session] {
+        var reached: [Session] = []
+        for room in roomsWithPendingChanges {
+            reached += settle(room)
+            dropIfIdle(room)
+        }
+        roomsWithPendingChanges.removeAll(keepingCapacity: true)
+        return reached
+    }
+
+    /// Hands over what the store is to be told, and forgets it.
+    func takeSettledForStore() -> [(room: String, member: RoomPresence.SettledMember)] {
+        defer { settledForStore.removeAll(keepingCapacity: true) }
+        return settledForStore
+    }
+
+    /// Ends the turn of every room that had lines.
+    func endTurn() {
         for room in roomsWithTurnLines {
             room.endTurn()
             dropIfIdle(room)
         }
         roomsWithTurnLines.removeAll(keepingCapacity: true)
-        let late = lateLines
-        lateLines.removeAll()
-        return late.flatMap { append($0.line, to: $0.room) }
     }
 
     /// Replaces a room's members (a fleet's member list read again): those
     /// already listed keep their places, newcomers follow in the given order.
+    /// Followers are sent a whole listing instead (`Server.relistPresence`).
     func replaceMembers(of name: String, with members: [Member]) {
         let room = room(named: name)
+        let hadPending = room.hasPendingChanges
         let wanted = Dictionary(members.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         membersTotal -= room.count
         for member in room.members where wanted[member.id] == nil { room.remove(member.id) }
         for member in members { room.set(member) }
         membersTotal += room.count
+        if !hadPending && room.hasPendingChanges { roomsWithPendingChanges.append(room) }
         dropIfIdle(room)
     }
 

@@ -1,15 +1,15 @@
 import NavSyncCore
 
-/// (1.2) Members of the other daemons of a fleet, as the store reports them:
+/// Members of the other daemons of a fleet, as the store reports them:
 /// they join the rooms' member lists beside this daemon's own, and their
 /// changes reach the followers as any member's do.
 extension Server {
     public func memberChangedElsewhere(_ member: Member, in room: String) {
-        publish(presence.set(member, in: room), in: room)
+        presence.set(member, in: room, isLocal: false)
     }
 
     public func memberGoneElsewhere(_ id: String, from room: String) {
-        publish(presence.remove(id, from: room), in: room)
+        presence.remove(id, from: room, isLocal: false)
     }
 
     public func membersReplaced(in room: String, with members: [Member]) {
@@ -21,6 +21,7 @@ extension Server {
     /// Each follower's lines not yet taken are superseded by the listing,
     /// which is queued whole after what it was already handed.
     public func relistPresence() {
+        settlePresence()
         for room in presence.allRooms {
             for follower in room.followers where !follower.isClosing {
                 room.markTaken(follower)

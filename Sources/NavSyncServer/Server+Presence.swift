@@ -1,9 +1,12 @@
 import NavSyncCore
 
-/// (1.2) Presence in the hub: who watches each room, under which name and
+/// Presence in the hub: who watches each room, under which name and
 /// looking where, and the `NAME`, `AT`, `WHO` and `PRESENCE` commands.
 /// A member is a watching connection; its arrivals, changes and departures
-/// become `MEMBER`/`GONE` lines for the room's followers (FanOut+Presence).
+/// become `MEMBER`/`GONE` lines for the room's followers (FanOut+Presence),
+/// at most one per member per loop turn (`RoomPresence.settle`), and reach
+/// the store as often: a member that floods `AT` costs the fleet one update
+/// per turn.
 /// The rooms' member lists hold members of other daemons too when the store
 /// is a backplane; the hub does not tell them apart.
 extension Server {
@@ -20,15 +23,12 @@ extension Server {
 
     /// The session has become a member of its room.
     func memberArrived(_ session: Session) {
-        let member = member(of: session)
-        publish(presence.set(member, in: session.room), in: session.room)
-        store.memberChanged(member, in: session.room)
+        presence.set(member(of: session), in: session.room, isLocal: true)
     }
 
     /// The session is no longer a member of `room`.
     func memberLeft(_ session: Session, room: String) {
-        publish(presence.remove(session.memberID, from: room), in: room)
-        store.memberGone(session.memberID, from: room)
+        presence.remove(session.memberID, from: room, isLocal: true)
     }
 
     /// Its name, role or route changed: the whole line again, if it is a member.
@@ -37,21 +37,39 @@ extension Server {
         memberArrived(session)
     }
 
-    /// Hands a presence line to the room's followers at the next flush.
-    func publish(_ line: [UInt8]?, in room: String) {
-        guard let line else { return }
-        for follower in presence.append(line, to: room) { fanOut.markDirty(follower) }
+    /// Before the flush: the turn's member changes become lines, marked for
+    /// their followers, and the store hears of this daemon's own members.
+    func settlePresence() {
+        for follower in presence.settleAll() { fanOut.markDirty(follower) }
+        tellStoreOfSettledMembers()
     }
 
-    /// After the flush: lines made during it (sessions that ended) start the
-    /// next turn, and are flushed now rather than waiting for the loop.
+    /// Settles one room before a follower's listing of it is made, so the
+    /// listing shows every change so far and the lines it owes start after them.
+    func settlePresence(of room: RoomPresence) {
+        for follower in presence.settle(room) { fanOut.markDirty(follower) }
+    }
+
+    private func tellStoreOfSettledMembers() {
+        for (room, settled) in presence.takeSettledForStore() {
+            if let now = settled.now {
+                store.memberChanged(now, in: room)
+            } else {
+                store.memberGone(settled.id, from: room)
+            }
+        }
+    }
+
+    /// After the flush: the turn's lines are forgotten, and changes made
+    /// during it (sessions that ended) start the next turn, flushed now
+    /// rather than waiting for the loop.
     func flushPresenceMadeDuringFlush() {
         while true {
-            presence.isFlushing = false
-            let reached = presence.endTurn()
+            presence.endTurn()
+            let reached = presence.settleAll()
+            tellStoreOfSettledMembers()
             guard !reached.isEmpty else { return }
             for follower in reached { fanOut.markDirty(follower) }
-            presence.isFlushing = true
             fanOut.flush()
         }
     }
@@ -79,6 +97,7 @@ extension Server {
             return
         }
         let room = presence.room(named: session.room)
+        settlePresence(of: room)
         room.addFollower(session)
         fanOut.reply(session, Wire.members(room.members))
     }
@@ -98,6 +117,8 @@ extension Server {
         guard name != session.room else { return false }
         session.presence.at = nil
         guard let room = session.presence.followed else { return false }
+        // What it was owed there includes the changes so far.
+        settlePresence(of: room)
         let owesListing = session.presence.owesListing
         if !session.isClosing, !owesListing, let range = room.owedLines(session) {
             fanOut.reply(session, room.chunk(range))
@@ -109,6 +130,7 @@ extension Server {
     /// After `JOIN`'s `STATE` reply: the new room's listing, marked as unasked.
     func followPresenceAfterJoin(_ session: Session) {
         let room = presence.room(named: session.room)
+        settlePresence(of: room)
         room.addFollower(session)
         fanOut.reply(session, Wire.members(room.members, unasked: true))
     }

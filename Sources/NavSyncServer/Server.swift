@@ -460,10 +460,12 @@ public final class Server {
         // Lines held while their session's output was over the bound run
         // first, so their answers leave in this turn.
         runLinesHeldForOutput()
+        // The turn's member changes become lines, and updates the store
+        // sends with the turn's other work.
+        settlePresence()
         // The turn's changes become durable, or are undone, before any of
         // the turn's output leaves.
         store.endOfTurn()
-        presence.isFlushing = true
         fanOut.flush()
         flushPresenceMadeDuringFlush()
     }

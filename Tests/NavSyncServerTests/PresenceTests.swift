@@ -2,7 +2,7 @@ import XCTest
 import NavSyncCore
 @testable import NavSyncServer
 
-/// (1.2) Presence on one daemon: members are the watching connections;
+/// Presence on one daemon: members are the watching connections;
 /// NAME, AT, WHO and PRESENCE, the MEMBER/GONE stream and its ordering
 /// rules, the follower's resync and the members figures.
 final class PresenceTests: XCTestCase {
@@ -58,14 +58,15 @@ final class PresenceTests: XCTestCase {
         XCTAssertEqual(follower.run("PRESENCE"), ["END"])
         XCTAssertEqual(other.run("WATCH"), ["STATE 0 /red"])
         XCTAssertEqual(follower.newLines(), ["MEMBER 2 anon control -"])
-        other.run("NAME olga", "AT /blue")
-        XCTAssertEqual(follower.newLines(), ["MEMBER 2 olga control -", "MEMBER 2 olga control /blue"])
+        other.run("NAME olga")
+        XCTAssertEqual(follower.newLines(), ["MEMBER 2 olga control -"])
+        other.run("AT /blue")
+        XCTAssertEqual(follower.newLines(), ["MEMBER 2 olga control /blue"])
         other.run("UNWATCH")
         XCTAssertEqual(follower.newLines(), ["GONE 2"])
-        // Its own: the reply first, then its own line.
-        XCTAssertEqual(follower.run("WATCH", "NAME fay", "AT /green", "UNWATCH"),
-                       ["STATE 0 /red", "OK 0", "OK 0", "OK 0",
-                        "MEMBER 1 anon control -", "MEMBER 1 fay control -", "MEMBER 1 fay control /green", "GONE 1"])
+        // Its own: the replies first, then its own line.
+        XCTAssertEqual(follower.run("WATCH", "NAME fay"), ["STATE 0 /red", "OK 0", "MEMBER 1 fay control -"])
+        XCTAssertEqual(follower.run("AT /green", "UNWATCH"), ["OK 0", "OK 0", "GONE 1"])
     }
 
     func test_presence_secondWatchIsSilent_andNameBeforeWatchIsKept() throws {
@@ -113,7 +114,7 @@ final class PresenceTests: XCTestCase {
         stayer.run("PRESENCE")
         there.run("JOIN lobby", "WATCH", "PRESENCE")
         mover.run("WATCH", "AT /green", "PRESENCE")
-        XCTAssertEqual(stayer.newLines(), ["MEMBER 1 anon control -", "MEMBER 1 anon control /green"])
+        XCTAssertEqual(stayer.newLines(), ["MEMBER 1 anon control /green"], "one line for the turn's arrival and AT")
         there.newLines()
 
         XCTAssertEqual(mover.run("JOIN lobby"),
@@ -204,8 +205,10 @@ final class PresenceTests: XCTestCase {
         XCTAssertEqual(follower.newLines(), ["MEMBER 2 anon view -"])
         member.run("AUTH presenter-token-0001")
         XCTAssertEqual(follower.newLines(), ["MEMBER 2 ada control -"])
-        member.run("NAME mine", "AUTH lobby-desk-token-001")
-        XCTAssertEqual(follower.newLines(), ["MEMBER 2 mine control -", "GONE 2"])
+        member.run("NAME mine")
+        XCTAssertEqual(follower.newLines(), ["MEMBER 2 mine control -"])
+        member.run("AUTH lobby-desk-token-001")
+        XCTAssertEqual(follower.newLines(), ["GONE 2"])
     }
 
     func test_figures_countMembersOfTheRoomAndOfAll() throws {

@@ -42,9 +42,30 @@ final class MemoryConnection: Connection {
     /// Every shared buffer handed to `write(shared:)`, in order (each is in `writes` too, as a copy).
     private(set) var sharedWrites: [SharedBytes] = []
 
+    /// Set by the test to play a transport that keeps a reference to a
+    /// shared buffer it holds (as the libuv stream does) instead of a copy:
+    /// the buffer is charged to its ledger once, whoever else holds it.
+    var keepsSharedBuffers = false
+    /// The shared buffers this "transport" holds while they are unsent.
+    private var heldShared: [SharedBytes] = []
+
     func write(shared bytes: SharedBytes) {
         sharedWrites.append(bytes)
         write([bytes.array])
+        if keepsSharedBuffers && queuedWriteBytes > 0 {
+            bytes.queuedWriteStarted()
+            heldShared.append(bytes)
+        }
+    }
+
+    var queuedOwnMemory: Int { max(0, queuedWriteBytes - heldShared.reduce(0) { $0 + $1.count }) }
+
+    /// The "socket" sent everything: shared buffers held are let go.
+    func drainEverything() {
+        queuedWriteBytes = 0
+        holdsWrites = false
+        for bytes in heldShared { bytes.queuedWriteEnded() }
+        heldShared.removeAll()
     }
 
     func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int {
