@@ -154,6 +154,7 @@ enum PresenceMessage: Equatable {
             case .badID: return "a bad member id"
             case .badName: return "a bad member name"
             case .badRole: return "a role other than control or view"
+            case .badRoute(.badName): return "a route that does not parse (a malformed screen name)"
             case .badRoute(let error): return "a route that does not parse (\(error))"
             case .routeNotCanonical: return "a route not written as a daemon writes it"
             case .routeTooLong(let bytes): return "a route of \(bytes) bytes (an AT line over --max-line)"
