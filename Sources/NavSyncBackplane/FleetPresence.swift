@@ -93,9 +93,12 @@ struct FleetPresence {
         return gone.values.sorted { $0.member.id < $1.member.id }
     }
 
-    /// A room's members as the fleet holds them: the other daemons' and this one's.
-    func members(of room: String) -> [Member] {
-        (remote.values.filter { $0.room == room } + local.values.filter { $0.room == room })
-            .map(\.member).sorted { $0.id < $1.id }
+    /// Each room's members as the fleet holds them (the other daemons' and
+    /// this one's, by id), in one pass over the table.
+    func membersByRoom() -> [String: [Member]] {
+        var byRoom: [String: [Member]] = [:]
+        for entry in remote.values { byRoom[entry.room, default: []].append(entry.member) }
+        for entry in local.values { byRoom[entry.room, default: []].append(entry.member) }
+        return byRoom.mapValues { $0.sorted { $0.id < $1.id } }
     }
 }

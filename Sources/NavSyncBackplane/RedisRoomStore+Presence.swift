@@ -234,10 +234,11 @@ extension RedisRoomStore {
         guard let delegate else { return }
         let leftOut = fleetPresence.adopt(found)
         rejectPresence(.tooManyMembers(limit: fleetPresence.remoteLimit), from: "the members hashes", times: leftOut)
+        // Grouped once: up to the limit of members in as many rooms, one pass.
+        let byRoom = fleetPresence.membersByRoom()
         var rooms = Set(delegate.roomsWithMembers)
-        rooms.formUnion(fleetPresence.remote.values.map(\.room))
-        rooms.formUnion(fleetPresence.local.values.map(\.room))
-        for room in rooms.sorted() { delegate.membersReplaced(in: room, with: fleetPresence.members(of: room)) }
+        rooms.formUnion(byRoom.keys)
+        for room in rooms.sorted() { delegate.membersReplaced(in: room, with: byRoom[room] ?? []) }
     }
 
     /// After a connect: this daemon's members are written again whole (after
