@@ -52,7 +52,8 @@ extension RedisRoomStore {
             commands.send(MembersFunction.call(keys: keys, room: room, changes: byRoom[room] ?? [])) { _ in }
         }
         let (messages, leftOut) = changes.messages(epoch: epoch)
-        if leftOut > 0 {
+        if leftOut > 0, lastLeftOutWarning.map({ loop.nowMilliseconds &- $0 >= 1_000 }) ?? true {
+            lastLeftOutWarning = loop.nowMilliseconds
             log.warn("backplane: \(leftOut) member line(s) over \(PresenceBounds.maxPublishedBytes) bytes not published "
                      + "(a route that long needs a --max-line near it); the members hashes hold them")
         }

@@ -108,6 +108,8 @@ public final class RedisRoomStore: RoomStore {
     /// (1.3) While the members are read again: the channel's changes that
     /// arrived meanwhile, applied after the read.
     var heldPresence: [(epoch: String, change: PresenceMessage)]?
+    /// (1.3) When lines too long to publish were last logged (at most once a second).
+    var lastLeftOutWarning: UInt64?
 
     var outages: UInt64 = 0
     var gapFills: UInt64 = 0
