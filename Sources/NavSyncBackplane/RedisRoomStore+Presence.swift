@@ -10,6 +10,13 @@ import RedisClient
 /// key every heartbeat and report a daemon's members gone once it expired.
 /// After a connect (an outage, or a Redis that lost its data), the members
 /// are read again and this daemon's own are written again.
+///
+/// (1.3) A room's members hash and its entry in the set of rooms with
+/// members change together, in the members function; what is read back
+/// from Redis — the channel and the hashes — is checked line by line
+/// (`PresenceMessage`, `PresenceBounds`) and counted when refused
+/// (`presence_rejected`); at most `Settings.maxRemoteMembers` members of
+/// other daemons are kept.
 extension RedisRoomStore {
     /// A daemon whose key is not renewed for this long is taken for dead:
     /// with a heartbeat a second, its members are reported gone within about
@@ -77,9 +84,14 @@ extension RedisRoomStore {
     func presencePushed(_ payload: [UInt8]) {
         let parsed = PresenceMessage.parse(payload, bounds: presenceBounds)
         for problem in parsed.rejected { rejectPresence(problem, from: "the presence channel") }
-        // Changes that arrive while the members are read again wait for that read.
-        if heldPresence != nil {
-            heldPresence?.append(contentsOf: parsed.changes)
+        // Changes that arrive while the members are read again wait for
+        // that read, up to as many as members may be kept; a flood past
+        // that is refused rather than held.
+        if let held = heldPresence {
+            let room = max(0, fleetPresence.remoteLimit - held.count)
+            heldPresence?.append(contentsOf: parsed.changes.prefix(room))
+            rejectPresence(.tooManyMembers(limit: fleetPresence.remoteLimit), from: "the presence channel",
+                           times: parsed.changes.count - min(room, parsed.changes.count))
             return
         }
         applyRemote(parsed.changes)

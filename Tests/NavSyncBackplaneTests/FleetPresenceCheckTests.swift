@@ -117,4 +117,22 @@ final class FleetPresenceCheckTests: XCTestCase {
         XCTAssertEqual(rejected(f), "3", "the one left out by the read is counted")
         XCTAssertEqual(membersTotal(f), "2")
     }
+
+    func test_whileReadAgain_heldChangesBounded_theRestRefusedAndCounted() throws {
+        let f = try StoreFixture(maxRemoteMembers: 2)
+        f.start()
+        f.redis.subscriber.message(channel: f.keys.presenceChannel,
+                                   (1...3).map { "e1 M main zz.\($0) m\($0) view -" }.joined(separator: "\n"))
+        f.redis.subscriber.message(channel: f.keys.presenceChannel, "e1 G main zz.1")
+        XCTAssertEqual(rejected(f), "1")
+        f.store.renewPresence(try XCTUnwrap(f.store.attempt))
+        // Held while the hashes are read: two fit, the third is refused.
+        f.redis.subscriber.message(channel: f.keys.presenceChannel,
+                                   (4...6).map { "e1 M main zz.\($0) m\($0) view -" }.joined(separator: "\n"))
+        XCTAssertEqual(rejected(f), "2")
+        f.answer("SMEMBERS", .array([]))
+        f.answer("EXISTS", .integer(1))
+        XCTAssertEqual(f.run("WHO"), ["MEMBER zz.4 m4 view -", "MEMBER zz.5 m5 view -", "END"],
+                       "the read found nobody; the held arrivals follow it")
+    }
 }
