@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with swiftc (no SwiftPM) and runs each for a
 # bounded time. Usage:
 #   Fuzz/run.sh [SECONDS] [TARGET...]      (default: $FUZZ_SECONDS or 60; every target)
-# Targets: framer parser route catalog statefile http wsline wsframe redis.
+# Targets: framer parser route catalog statefile http wsline wsframe redis presence.
 #
 # NavSyncCore is compiled once, instrumented, as a static library; each target
 # is its own binary (its file plus FuzzSupport.swift, and for http, wsline and
@@ -15,7 +15,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-${FUZZ_SECONDS:-60}}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline wsframe redis)
+[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline wsframe redis presence)
 out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
 mkdir -p "$out/lib" "$out/bin" "$out/logs" "$out/artifacts"
 flags=(-parse-as-library -sanitize=fuzzer,address -O)
@@ -52,12 +52,14 @@ sources_for() {
         framer) file=FramerFuzz ;; parser) file=ParserFuzz ;; route) file=RouteFuzz ;;
         catalog) file=CatalogFuzz ;; statefile) file=StateFileFuzz ;;
         http) file=HTTPFuzz ;; wsline) file=WSLineFuzz ;; wsframe) file=WSFrameFuzz ;;
-        redis) file=RedisReplyFuzz ;;
+        redis) file=RedisReplyFuzz ;; presence) file=PresenceFuzz ;;
         *) echo "fuzz: unknown target $t" >&2; exit 64 ;;
     esac
     echo "$root/Fuzz/Targets/$file.swift $root/Fuzz/Targets/FuzzSupport.swift"
     # The Redis reply reader and its replies, compiled into the target (hiredis is linked).
     [ "$t" = redis ] && echo "$root/Sources/RedisClient/RedisReply.swift $root/Sources/RedisClient/RedisReplyReader.swift"
+    # (1.3) The presence lines read from Redis: the backplane's parser and its bounds.
+    [ "$t" = presence ] && echo "$root/Sources/NavSyncBackplane/PresenceMessage.swift $root/Sources/NavSyncBackplane/PresenceBounds.swift"
     # The web front door's parts live in NavSyncWeb (which needs wslay and
     # nettle as a whole); each target compiles the files it fuzzes into itself.
     local web="$root/Sources/NavSyncWeb"

@@ -19,6 +19,12 @@ struct FleetPresence {
     var outbox: [PresenceMessage] = []
     /// The daemon keys being checked now (one check at a time per daemon).
     var checking: Set<String> = []
+    /// (1.3) At most this many members of other daemons are kept (10 ×
+    /// `--max-clients`), so a flood of fake members costs a bounded table.
+    var remoteLimit = Int.max
+    /// (1.3) Members were turned away at the limit since the members were
+    /// last read: once below it again, they are read again.
+    var turnedAway = false
 
     /// Records one of this daemon's changes and queues it for the turn's message.
     mutating func noteLocal(_ change: PresenceMessage) {
@@ -29,19 +35,50 @@ struct FleetPresence {
         outbox.append(change)
     }
 
-    /// Records another daemon's change; false when it changes nothing known.
-    mutating func noteRemote(_ change: PresenceMessage) -> Bool {
+    /// What a change of another daemon did to the table.
+    enum Noted: Equatable {
+        case changed
+        case known
+        /// A new member while `remoteLimit` are held: not kept.
+        case turnedAway
+    }
+
+    /// Records another daemon's change.
+    mutating func noteRemote(_ change: PresenceMessage) -> Noted {
         switch change {
         case .member(let room, let member):
             let entry = Entry(room: room, member: member)
-            guard remote[member.id] != entry else { return false }
+            let held = remote[member.id]
+            guard held != entry else { return .known }
+            if held == nil && remote.count >= remoteLimit {
+                turnedAway = true
+                return .turnedAway
+            }
             remote[member.id] = entry
-            return true
+            return .changed
         case .gone(let room, let id):
-            guard remote[id]?.room == room else { return false }
+            guard remote[id]?.room == room else { return .known }
             remote[id] = nil
-            return true
+            return .changed
         }
+    }
+
+    /// Whether the members should be read again: some were turned away,
+    /// and there is room for them now.
+    var shouldReadAgain: Bool { turnedAway && remote.count < remoteLimit }
+
+    /// The members as read from Redis, at most `remoteLimit` of them (the
+    /// lowest ids, so every read keeps the same ones); how many were left out.
+    mutating func adopt(_ found: [String: Entry]) -> Int {
+        turnedAway = false
+        guard found.count > remoteLimit else {
+            remote = found
+            return 0
+        }
+        turnedAway = true
+        let kept = found.keys.sorted().prefix(remoteLimit)
+        remote = Dictionary(uniqueKeysWithValues: kept.map { ($0, found[$0]!) })
+        return found.count - remoteLimit
     }
 
     /// The daemons whose members are listed here, other than this one.
@@ -56,9 +93,12 @@ struct FleetPresence {
         return gone.values.sorted { $0.member.id < $1.member.id }
     }
 
-    /// A room's members as the fleet holds them: the other daemons' and this one's.
-    func members(of room: String) -> [Member] {
-        (remote.values.filter { $0.room == room } + local.values.filter { $0.room == room })
-            .map(\.member).sorted { $0.id < $1.id }
+    /// Each room's members as the fleet holds them (the other daemons' and
+    /// this one's, by id), in one pass over the table.
+    func membersByRoom() -> [String: [Member]] {
+        var byRoom: [String: [Member]] = [:]
+        for entry in remote.values { byRoom[entry.room, default: []].append(entry.member) }
+        for entry in local.values { byRoom[entry.room, default: []].append(entry.member) }
+        return byRoom.mapValues { $0.sorted { $0.id < $1.id } }
     }
 }

@@ -38,7 +38,12 @@ extension RedisRoomStore {
                     return
                 }
                 attempt.ask(["FUNCTION", "LOAD", "REPLACE", ChangeFunction.source]) { reply in
-                    step("FUNCTION LOAD", reply) { self.agreeOnEpoch(attempt) }
+                    step("FUNCTION LOAD", reply) {
+                        // (1.3) The members function, a library of its own.
+                        attempt.ask(["FUNCTION", "LOAD", "REPLACE", MembersFunction.source]) { reply in
+                            step("FUNCTION LOAD", reply) { self.agreeOnEpoch(attempt) }
+                        }
+                    }
                 }
             }
         }
@@ -261,6 +266,8 @@ extension RedisRoomStore {
         heartbeat?.close()
         heartbeat = nil
         heldPushes = nil
+        // (1.3) A read of the members again ends with the attempt; the reconnect reads them anyway.
+        heldPresence = nil
         // Reads of the old connections may never be answered; every room is read again on reconnecting.
         recheckingRooms.removeAll()
         if let completion = startCompletion {

@@ -10,6 +10,13 @@ import RedisClient
 /// key every heartbeat and report a daemon's members gone once it expired.
 /// After a connect (an outage, or a Redis that lost its data), the members
 /// are read again and this daemon's own are written again.
+///
+/// (1.3) A room's members hash and its entry in the set of rooms with
+/// members change together, in the members function; what is read back
+/// from Redis — the channel and the hashes — is checked line by line
+/// (`PresenceMessage`, `PresenceBounds`) and counted when refused
+/// (`presence_rejected`); at most `Settings.maxRemoteMembers` members of
+/// other daemons are kept.
 extension RedisRoomStore {
     /// A daemon whose key is not renewed for this long is taken for dead:
     /// with a heartbeat a second, its members are reported gone within about
@@ -26,8 +33,11 @@ extension RedisRoomStore {
         fleetPresence.noteLocal(.gone(room: room, id: id))
     }
 
-    /// Sends the turn's member changes: the hashes, then one message. While
-    /// Redis is away they are dropped: the whole list is written again on reconnecting.
+    /// Sends the turn's member changes: one call of the members function
+    /// per room (its hash and its entry in the set of rooms with members),
+    /// then the changes on the presence channel, in messages of at most
+    /// 64 KiB. While Redis is away they are dropped: the whole list is
+    /// written again on reconnecting.
     func flushPresence() {
         guard !fleetPresence.outbox.isEmpty else { return }
         let changes = fleetPresence.outbox
@@ -39,31 +49,69 @@ extension RedisRoomStore {
     private func writePresence(_ changes: [PresenceMessage], epoch: String, on commands: any RedisLink) {
         // Set first, so a daemon that hears of a member finds its daemon alive.
         commands.send(["SET", keys.daemon(daemonTag), "1", "PX", String(Self.daemonKeyMilliseconds)]) { _ in }
-        var rooms = Set<String>()
+        var rooms: [String] = []
+        var byRoom: [String: [PresenceMessage]] = [:]
         for change in changes {
-            switch change {
-            case .member(let room, let member):
-                rooms.insert(room)
-                commands.send(["HSET", keys.members(room), member.id, PresenceMessage.hashValue(member)]) { _ in }
-            case .gone(let room, let id):
-                commands.send(["HDEL", keys.members(room), id]) { _ in }
-            }
+            if byRoom[change.room] == nil { rooms.append(change.room) }
+            byRoom[change.room, default: []].append(change)
         }
-        if !rooms.isEmpty { commands.send(["SADD", keys.presenceRooms] + rooms.sorted()) { _ in } }
-        let payload = changes.map { $0.line(epoch: epoch) }.joined(separator: "\n")
-        commands.send(["PUBLISH", keys.presenceChannel, payload]) { _ in }
+        for room in rooms {
+            commands.send(MembersFunction.call(keys: keys, room: room, changes: byRoom[room] ?? [])) { _ in }
+        }
+        let (messages, leftOut) = changes.messages(epoch: epoch)
+        if leftOut > 0, lastLeftOutWarning.map({ loop.nowMilliseconds &- $0 >= 1_000 }) ?? true {
+            lastLeftOutWarning = loop.nowMilliseconds
+            log.warn("backplane: \(leftOut) member line(s) over \(PresenceBounds.maxPublishedBytes) bytes not published "
+                     + "(a route that long needs a --max-line near it); the members hashes hold them")
+        }
+        for payload in messages { commands.send(["PUBLISH", keys.presenceChannel, payload]) { _ in } }
+    }
+
+    /// What a member read from Redis must fit: this daemon's `--max-line` and `--max-depth`.
+    var presenceBounds: PresenceBounds {
+        PresenceBounds(maxLineBytes: settings.maxLineBytes, maxDepth: delegate?.changeRules.maxDepth ?? Limits().maxDepth)
+    }
+
+    /// Counts presence read from Redis that was not taken, and says so (at most once a second).
+    func rejectPresence(_ problem: PresenceMessage.Problem, from source: String, times: Int = 1) {
+        guard times > 0 else { return }
+        if let warning = presenceRejections.note(problem, from: source, now: loop.nowMilliseconds, times: times) {
+            log.warn(warning)
+        }
     }
 
     /// A message of the presence channel: other daemons' changes, in the order they made them.
     func presencePushed(_ payload: [UInt8]) {
+        let parsed = PresenceMessage.parse(payload, bounds: presenceBounds)
+        for problem in parsed.rejected { rejectPresence(problem, from: "the presence channel") }
+        // Changes that arrive while the members are read again wait for
+        // that read, up to as many as members may be kept; a flood past
+        // that is refused rather than held.
+        if let held = heldPresence {
+            let room = max(0, fleetPresence.remoteLimit - held.count)
+            heldPresence?.append(contentsOf: parsed.changes.prefix(room))
+            rejectPresence(.tooManyMembers(limit: fleetPresence.remoteLimit), from: "the presence channel",
+                           times: parsed.changes.count - min(room, parsed.changes.count))
+            return
+        }
+        applyRemote(parsed.changes)
+    }
+
+    private func applyRemote(_ changes: [(epoch: String, change: PresenceMessage)]) {
         guard let delegate else { return }
-        for (published, change) in PresenceMessage.parse(payload) {
+        for (published, change) in changes {
             // Our own come back too; another epoch's are from before Redis lost its data.
             guard published == epoch, PresenceMessage.daemonTag(of: change.id) != Substring(daemonTag) else { continue }
-            guard fleetPresence.noteRemote(change) else { continue }
-            switch change {
-            case .member(let room, let member): delegate.memberChangedElsewhere(member, in: room)
-            case .gone(let room, let id): delegate.memberGoneElsewhere(id, from: room)
+            switch fleetPresence.noteRemote(change) {
+            case .known:
+                continue
+            case .turnedAway:
+                rejectPresence(.tooManyMembers(limit: fleetPresence.remoteLimit), from: "the presence channel")
+            case .changed:
+                switch change {
+                case .member(let room, let member): delegate.memberChangedElsewhere(member, in: room)
+                case .gone(let room, let id): delegate.memberGoneElsewhere(id, from: room)
+                }
             }
         }
     }
@@ -75,28 +123,51 @@ extension RedisRoomStore {
     /// Then the store is up, this daemon's members are written again, and
     /// every follower gets a listing.
     func readFleetMembers(_ attempt: RedisAttempt) {
+        readMembers(attempt) { [weak self] found in
+            guard let self else { return }
+            self.adoptFleetMembers(found)
+            self.becomeUp(attempt)
+            self.republishOwnMembers()
+        }
+    }
+
+    /// (1.3) While up, once the members kept had reached the limit and are
+    /// below it again: every members hash is read again (messages of the
+    /// channel wait meanwhile), and every follower gets a listing.
+    func readMembersAgain(_ attempt: RedisAttempt) {
+        guard heldPresence == nil else { return }
+        heldPresence = []
+        readMembers(attempt) { [weak self] found in
+            guard let self, attempt.isCurrent else { return }
+            self.adoptFleetMembers(found)
+            let held = self.heldPresence ?? []
+            self.heldPresence = nil
+            self.applyRemote(held)
+            self.delegate?.relistPresence()
+        }
+    }
+
+    /// Every room's members hash, checked line by line; members of daemons
+    /// that are alive are handed to `then`. A dead daemon's members are
+    /// deleted, and a room left with no members leaves the set of rooms
+    /// with members (the members function).
+    private func readMembers(_ attempt: RedisAttempt, then: @escaping ([String: FleetPresence.Entry]) -> Void) {
         attempt.ask(["SMEMBERS", keys.presenceRooms]) { [weak self] reply in
             guard let self else { return }
             guard let names = reply?.elements?.compactMap(\.text).filter(Names.isValid) else {
                 if reply != nil { self.refuse("redis answered SMEMBERS \(self.keys.presenceRooms) with \(Self.describe(reply))") }
                 return
             }
-            var found: [String: FleetPresence.Entry] = [:]
+            var read = MembersRead()
             var waiting = names.count + 1
             let oneDone = {
                 waiting -= 1
-                if waiting == 0 { self.checkReadDaemons(found, attempt) }
+                if waiting == 0 { self.checkReadDaemons(read, attempt, then: then) }
             }
             for room in names.sorted() {
                 attempt.ask(["HGETALL", self.keys.members(room)]) { reply in
                     guard let reply else { return }
-                    let fields = reply.elements?.compactMap(\.text) ?? []
-                    for index in stride(from: 0, to: fields.count - 1, by: 2) {
-                        let id = fields[index]
-                        guard PresenceMessage.daemonTag(of: id).map({ $0 != Substring(self.daemonTag) }) ?? false,
-                              let member = PresenceMessage.member(id: id, fields: fields[index + 1]) else { continue }
-                        found[id] = FleetPresence.Entry(room: room, member: member)
-                    }
+                    self.readMembersHash(reply, of: room, into: &read)
                     oneDone()
                 }
             }
@@ -104,25 +175,61 @@ extension RedisRoomStore {
         }
     }
 
-    /// Keeps the members read whose daemon is alive, then the store is up.
-    private func checkReadDaemons(_ found: [String: FleetPresence.Entry], _ attempt: RedisAttempt) {
-        let daemons = Set(found.keys.compactMap { PresenceMessage.daemonTag(of: $0).map(String.init) })
+    /// What the members hashes held: the members that passed the checks,
+    /// and every id that names a daemon (passed or not), by room, so a dead
+    /// daemon's entries are deleted whatever they hold.
+    private struct MembersRead {
+        var found: [String: FleetPresence.Entry] = [:]
+        var idsByRoom: [String: [String]] = [:]
+        var emptyRooms: [String] = []
+    }
+
+    private func readMembersHash(_ reply: RedisReply, of room: String, into read: inout MembersRead) {
+        guard let elements = reply.elements else {
+            log.warn("backplane: the members of room \(room) cannot be read (\(keys.members(room)): \(Self.describe(reply)))")
+            return
+        }
+        if elements.isEmpty { read.emptyRooms.append(room) }
+        let source = "the members hash of room \(room)"
+        for index in stride(from: 0, to: elements.count - 1, by: 2) {
+            guard case .string(let idBytes) = elements[index], case .string(let value) = elements[index + 1] else {
+                rejectPresence(.malformed, from: source)
+                continue
+            }
+            let id = String(decoding: idBytes, as: UTF8.self)
+            let tag = Member.isValidID(id) ? PresenceMessage.daemonTag(of: id) : nil
+            if let tag, !tag.isEmpty { read.idsByRoom[room, default: []].append(id) }
+            if tag == Substring(daemonTag) { continue }  // our own: written again from what we hold
+            switch PresenceMessage.member(id: idBytes, value: value, bounds: presenceBounds) {
+            case .success(let member): read.found[id] = FleetPresence.Entry(room: room, member: member)
+            case .failure(let problem): rejectPresence(problem, from: source)
+            }
+        }
+    }
+
+    /// Keeps the members read whose daemon is alive and deletes the rest
+    /// from Redis; rooms found empty are tidied out of the set.
+    private func checkReadDaemons(_ read: MembersRead, _ attempt: RedisAttempt,
+                                  then: @escaping ([String: FleetPresence.Entry]) -> Void) {
+        let own = Substring(daemonTag)
+        let daemons = Set(read.idsByRoom.values.joined().compactMap { PresenceMessage.daemonTag(of: $0) }
+            .filter { $0 != own }.map(String.init))
         var alive = Set<String>()
         var waiting = daemons.count + 1
         let oneDone = {
             waiting -= 1
             guard waiting == 0 else { return }
-            var kept: [String: FleetPresence.Entry] = [:]
-            for (id, entry) in found {
-                guard let tag = PresenceMessage.daemonTag(of: id), alive.contains(String(tag)) else {
-                    attempt.ask(["HDEL", self.keys.members(entry.room), id]) { _ in }
-                    continue
-                }
-                kept[id] = entry
+            for room in read.emptyRooms {
+                attempt.ask(MembersFunction.remove(keys: self.keys, room: room, ids: [])) { _ in }
             }
-            self.adoptFleetMembers(kept)
-            self.becomeUp(attempt)
-            self.republishOwnMembers()
+            for (room, ids) in read.idsByRoom.sorted(by: { $0.key < $1.key }) {
+                let dead = ids.filter { id in
+                    guard let tag = PresenceMessage.daemonTag(of: id), tag != own else { return false }
+                    return !alive.contains(String(tag))
+                }
+                if !dead.isEmpty { attempt.ask(MembersFunction.remove(keys: self.keys, room: room, ids: dead)) { _ in } }
+            }
+            then(read.found.filter { id, _ in PresenceMessage.daemonTag(of: id).map { alive.contains(String($0)) } ?? false })
         }
         for tag in daemons.sorted() {
             attempt.ask(["EXISTS", keys.daemon(tag)]) { reply in
@@ -134,15 +241,17 @@ extension RedisRoomStore {
         oneDone()
     }
 
-    /// The other daemons' members as read: each room the hub holds members
-    /// for, or Redis does, is replaced by the fleet's list.
+    /// The other daemons' members as read (at most the limit): each room
+    /// the hub holds members for, or Redis does, is replaced by the fleet's list.
     private func adoptFleetMembers(_ found: [String: FleetPresence.Entry]) {
         guard let delegate else { return }
-        fleetPresence.remote = found
+        let leftOut = fleetPresence.adopt(found)
+        rejectPresence(.tooManyMembers(limit: fleetPresence.remoteLimit), from: "the members hashes", times: leftOut)
+        // Grouped once: up to the limit of members in as many rooms, one pass.
+        let byRoom = fleetPresence.membersByRoom()
         var rooms = Set(delegate.roomsWithMembers)
-        rooms.formUnion(found.values.map(\.room))
-        rooms.formUnion(fleetPresence.local.values.map(\.room))
-        for room in rooms.sorted() { delegate.membersReplaced(in: room, with: fleetPresence.members(of: room)) }
+        rooms.formUnion(byRoom.keys)
+        for room in rooms.sorted() { delegate.membersReplaced(in: room, with: byRoom[room] ?? []) }
     }
 
     /// After a connect: this daemon's members are written again whole (after
@@ -162,6 +271,7 @@ extension RedisRoomStore {
     /// Every heartbeat: this daemon's key renewed while it has members, and
     /// each other daemon with members here checked; an expired one's members are gone.
     func renewPresence(_ attempt: RedisAttempt) {
+        if fleetPresence.shouldReadAgain { readMembersAgain(attempt) }
         if !fleetPresence.local.isEmpty {
             attempt.ask(["SET", keys.daemon(daemonTag), "1", "PX", String(Self.daemonKeyMilliseconds)]) { _ in }
         }
@@ -176,14 +286,20 @@ extension RedisRoomStore {
         }
     }
 
-    /// Daemon `tag` stopped renewing its key: its members leave every room here, and its hash entries go.
+    /// Daemon `tag` stopped renewing its key: its members leave every room
+    /// here, and its hash entries go (with a room's set entry, when they
+    /// were its last).
     func daemonGone(_ tag: String) {
         let gone = fleetPresence.dropDaemon(tag)
         guard !gone.isEmpty else { return }
         log.warn("backplane: daemon \(tag) stopped renewing its presence; its \(gone.count) member(s) are gone")
+        var idsByRoom: [String: [String]] = [:]
         for entry in gone {
             delegate?.memberGoneElsewhere(entry.member.id, from: entry.room)
-            commands?.send(["HDEL", keys.members(entry.room), entry.member.id]) { _ in }
+            idsByRoom[entry.room, default: []].append(entry.member.id)
+        }
+        for (room, ids) in idsByRoom.sorted(by: { $0.key < $1.key }) {
+            commands?.send(MembersFunction.remove(keys: keys, room: room, ids: ids)) { _ in }
         }
     }
 }

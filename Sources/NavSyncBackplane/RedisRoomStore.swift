@@ -35,6 +35,11 @@ public final class RedisRoomStore: RoomStore {
         public var replyTimeoutMilliseconds: UInt64 = 5_000
         /// (1.2) `--backplane-auth`: sent with `AUTH` on every connection, reconnects included.
         public var credentials: RedisCredentials?
+        /// (1.3) `--max-line`: a member of another daemon whose `AT` line
+        /// would not fit is not taken.
+        public var maxLineBytes: Int = Limits().maxLineBytes
+        /// (1.3) Members of other daemons kept at most: 10 × `--max-clients`.
+        public var maxRemoteMembers: Int = 10 * Limits().maxClients
 
         public init(endpoint: RedisEndpoint, keys: BackplaneKeys, historyLength: Int, replaceCatalog: Bool) {
             self.endpoint = endpoint
@@ -98,6 +103,13 @@ public final class RedisRoomStore: RoomStore {
     var recheckingRooms: Set<String> = []
     /// (1.2) Members of this daemon and of the others (RedisRoomStore+Presence).
     var fleetPresence = FleetPresence()
+    /// (1.3) Presence read from Redis and not taken (`presence_rejected`).
+    var presenceRejections = PresenceRejections()
+    /// (1.3) While the members are read again: the channel's changes that
+    /// arrived meanwhile, applied after the read.
+    var heldPresence: [(epoch: String, change: PresenceMessage)]?
+    /// (1.3) When lines too long to publish were last logged (at most once a second).
+    var lastLeftOutWarning: UInt64?
 
     var outages: UInt64 = 0
     var gapFills: UInt64 = 0
@@ -122,6 +134,7 @@ public final class RedisRoomStore: RoomStore {
         downReason = "connecting to redis at \(settings.endpoint)"
         var generator = SystemRandomNumberGenerator()
         daemonTag = String(generator.next() as UInt32, radix: 36)
+        fleetPresence.remoteLimit = settings.maxRemoteMembers
     }
 
     /// Connects, checks Redis and the fleet's catalog, reads every room, and
@@ -175,7 +188,9 @@ public final class RedisRoomStore: RoomStore {
          .counter("backplane_retried_changes", retriedChanges,
                   help: "Changes judged again because another daemon changed the room first."),
          .gauge("backplane_rooms_unreadable", unreadableRooms.count,
-                help: "Rooms refused now because their keys in Redis cannot be read.")]
+                help: "Rooms refused now because their keys in Redis cannot be read."),
+         .counter("presence_rejected", presenceRejections.count,
+                  help: "Presence lines, messages and members read from Redis and not taken (malformed, too large, over the member limit).")]
     }
 
     /// Starts the rounds of the rooms whose changes arrived this turn, so

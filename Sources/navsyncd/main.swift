@@ -98,6 +98,8 @@ if let endpoint = options.backplane {
     var settings = RedisRoomStore.Settings(endpoint: endpoint, keys: keys,
                                            historyLength: options.limits.historyCount, replaceCatalog: options.replaceCatalog)
     settings.historyBytes = options.limits.historyBytes
+    settings.maxLineBytes = options.limits.maxLineBytes
+    settings.maxRemoteMembers = min(options.limits.maxClients, Int.max / 10) * 10
     if let path = options.backplaneAuthPath {
         do {
             settings.credentials = try loadBackplaneCredentials(path)

@@ -18,28 +18,52 @@ final class FleetPresenceTests: XCTestCase {
         return (client, session)
     }
 
-    func test_memberChanges_leaveOncePerTurn_hashesThenOneMessage() throws {
+    /// The members function's call for `room` with `changes` as (verb, id, value).
+    private func membersCall(_ f: StoreFixture, _ room: String, _ changes: [(String, String, String)]) -> [String] {
+        ["FCALL", MembersFunction.name, "2", f.keys.members(room), f.keys.presenceRooms, room]
+            + changes.flatMap { [$0.0, $0.1, $0.2] }
+    }
+
+    func test_memberChanges_leaveOncePerTurn_oneCallPerRoomThenOneMessage() throws {
         let f = try StoreFixture()
         f.start()
-        let other = f.hub.accept(RecordingClient())
-        f.hub.receive(Array("NAME ada\nWATCH\n".utf8), from: f.session)
-        f.hub.receive(Array("WATCH\nAT /green\n".utf8), from: other)
-        f.hub.flush()
         let tag = f.store.daemonTag
-        let me = f.session.memberID, them = other.memberID
-        XCTAssertEqual(me, "\(tag).1")
+        let me = "\(tag).1", them = "\(tag).2"
+        f.store.memberChanged(Member(id: me, name: "ada", role: .control), in: "main")
+        f.store.memberChanged(Member(id: them, name: "anon", role: .control, at: "/green"), in: "lobby")
+        f.store.memberChanged(Member(id: them, name: "anon", role: .control, at: "/blue"), in: "main")
+        f.store.endOfTurn()
         let sent = f.redis.commands.unanswered
-        XCTAssertEqual(sent.map(\.first), ["SET", "HSET", "HSET", "HSET", "SADD", "PUBLISH"], "\(sent)")
+        XCTAssertEqual(sent.map(\.first), ["SET", "FCALL", "FCALL", "PUBLISH"], "\(sent)")
         XCTAssertEqual(sent[0], ["SET", f.keys.daemon(tag), "1", "PX", "10000"])
-        XCTAssertEqual(sent[1], ["HSET", f.keys.members("main"), me, "ada control -"])
-        XCTAssertEqual(sent[3], ["HSET", f.keys.members("main"), them, "anon control /green"])
-        XCTAssertEqual(sent[4], ["SADD", f.keys.presenceRooms, "main"])
-        XCTAssertEqual(sent[5], ["PUBLISH", f.keys.presenceChannel,
-                                 "e1 M main \(me) ada control -\ne1 M main \(them) anon control -\ne1 M main \(them) anon control /green"])
-        f.hub.receive(Array("UNWATCH\n".utf8), from: other)
-        f.hub.flush()
-        XCTAssertEqual(f.redis.commands.unanswered.suffix(2).map { Array($0.prefix(3)) },
-                       [["HDEL", f.keys.members("main"), them], ["PUBLISH", f.keys.presenceChannel, "e1 G main \(them)"]])
+        XCTAssertEqual(sent[1], membersCall(f, "main", [("M", me, "ada control -"), ("M", them, "anon control /blue")]))
+        XCTAssertEqual(sent[2], membersCall(f, "lobby", [("M", them, "anon control /green")]))
+        XCTAssertEqual(sent[3], ["PUBLISH", f.keys.presenceChannel,
+                                 "e1 M main \(me) ada control -\ne1 M lobby \(them) anon control /green\ne1 M main \(them) anon control /blue"])
+        f.store.memberGone(them, from: "main")
+        f.store.endOfTurn()
+        XCTAssertEqual(Array(f.redis.commands.unanswered.suffix(2)),
+                       [membersCall(f, "main", [("G", them, "")]), ["PUBLISH", f.keys.presenceChannel, "e1 G main \(them)"]])
+    }
+
+    func test_aTurnOverSixtyFourKiB_isPublishedInSeveralMessages_eachWhole() throws {
+        let f = try StoreFixture()
+        f.start()
+        let tag = f.store.daemonTag
+        let route = "/" + Array(repeating: "red", count: 60).joined(separator: "/")
+        var sent: [PresenceMessage] = []
+        for n in 1...400 {
+            let member = Member(id: "\(tag).\(n)", name: "member\(n)", role: .view, at: route)
+            sent.append(.member(room: "main", member))
+            f.store.memberChanged(member, in: "main")
+        }
+        f.store.endOfTurn()
+        let messages = f.redis.commands.unanswered.filter { $0.first == "PUBLISH" }.map { $0[2] }
+        XCTAssertGreaterThan(messages.count, 1)
+        XCTAssertTrue(messages.allSatisfy { $0.utf8.count <= 64 << 10 }, "\(messages.map(\.utf8.count))")
+        let bounds = PresenceBounds(maxLineBytes: 4096, maxDepth: 64)
+        let read = messages.flatMap { PresenceMessage.parse(Array($0.utf8), bounds: bounds).changes.map(\.change) }
+        XCTAssertEqual(read, sent, "every change, in order, none cut")
     }
 
     func test_otherDaemonsMembers_reachFollowers_ownEchoAndOldEpochIgnored() throws {
@@ -71,7 +95,8 @@ final class FleetPresenceTests: XCTestCase {
         f.answer("EXISTS", .integer(0))
         f.hub.flush()
         XCTAssertEqual(client.newLines(), ["GONE zz.4"])
-        XCTAssertEqual(f.redis.commands.unanswered, [["HDEL", f.keys.members("main"), "zz.4"]])
+        XCTAssertEqual(f.redis.commands.unanswered, [membersCall(f, "main", [("G", "zz.4", "")])],
+                       "the dead daemon's entry goes, with the room's set entry when it was the last")
     }
 
     func test_reconnect_readsTheFleetsMembers_dropsDeadDaemons_writesOwnAgain_relistsFollowers() throws {
@@ -92,9 +117,10 @@ final class FleetPresenceTests: XCTestCase {
         f.answer("EXISTS", .integer(1))
         XCTAssertNil(f.store.unavailableReason)
         let me = f.session.memberID
-        let writes = f.redis.commands.unanswered.map { Array($0.prefix(3)) }
-        XCTAssertEqual(writes, [["HDEL", f.keys.members("main"), "dead.1"], ["SET", f.keys.daemon(f.store.daemonTag), "1"],
-                                ["HSET", f.keys.members("main"), me], ["SADD", f.keys.presenceRooms, "main"],
+        let writes = f.redis.commands.unanswered
+        XCTAssertEqual(writes, [membersCall(f, "main", [("G", "dead.1", "")]),
+                                ["SET", f.keys.daemon(f.store.daemonTag), "1", "PX", "10000"],
+                                membersCall(f, "main", [("M", me, "ada control -")]),
                                 ["PUBLISH", f.keys.presenceChannel, "e1 M main \(me) ada control -"]])
         f.hub.flush()
         XCTAssertEqual(client.newLines(), ["PRESENCE", "MEMBER \(me) ada control -", "MEMBER zz.4 bo view -", "END"])

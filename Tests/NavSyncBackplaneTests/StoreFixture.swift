@@ -110,11 +110,12 @@ final class StoreFixture {
     let session: Session
     private(set) var started: String?
 
-    init(rooms: [String: RoomState] = [:]) throws {
+    init(rooms: [String: RoomState] = [:], maxRemoteMembers: Int = 100_000) throws {
         loop = try EventLoop()
         var settings = RedisRoomStore.Settings(endpoint: .tcp(host: "127.0.0.1", port: 6379, database: 0), keys: keys,
                                                historyLength: 100, replaceCatalog: false)
         settings.replyTimeoutMilliseconds = 5_000
+        settings.maxRemoteMembers = maxRemoteMembers
         store = RedisRoomStore(loop: loop, settings: settings, log: .silent, connector: redis.connector)
         hub = Server(config: ServerConfig(version: "test"), catalog: .builtIn, rooms: rooms, store: store, log: .silent,
                      secondsSinceStart: { 0 })
@@ -148,6 +149,7 @@ final class StoreFixture {
         redis.subscriber.becomeReady()
         answer("INFO", .string(Array("# Server\r\nredis_version:7.2.4\r\n".utf8)), file: file, line: line)
         answer("FUNCTION", .string(Array("navsync".utf8)), file: file, line: line)
+        answer("FUNCTION", .string(Array("navsync_presence".utf8)), file: file, line: line)
         answer("SET", .null, file: file, line: line)
         answer("GET", .string(Array(epoch.utf8)), file: file, line: line)
         answer("SET", .null, file: file, line: line)

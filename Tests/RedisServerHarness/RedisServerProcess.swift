@@ -92,6 +92,15 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
                        timeout: timeout, file: file, line: line).stdout
     }
 
+    /// `redis-cli -x`: the last argument of the command is read from
+    /// `stdin` (for values too large for a command line, or with any byte
+    /// but NUL in them).
+    public func cli(_ arguments: [String], stdin: String, timeout: TimeInterval = 30,
+                    file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        try runProcess(try Self.binary("redis-cli"), ["-h", "127.0.0.1", "-p", String(port), "-x"] + arguments,
+                       stdin: stdin, timeout: timeout, file: file, line: line).stdout
+    }
+
     private func start(port: Int, timeout: TimeInterval) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Self.binary("redis-server"))

@@ -8,11 +8,12 @@ struct Fleet {
     let daemons: [DaemonProcess]
 
     /// Whatever has started is stopped by its PID before an error leaves here.
-    init(_ count: Int) throws {
+    /// `arguments` are given to every daemon, beside `--backplane`.
+    init(_ count: Int, arguments: [String] = []) throws {
         redis = try RedisServerProcess()
         var started: [DaemonProcess] = []
         do {
-            for _ in 0..<count { started.append(try DaemonProcess(arguments: ["--backplane", redis.url])) }
+            for _ in 0..<count { started.append(try DaemonProcess(arguments: ["--backplane", redis.url] + arguments)) }
         } catch {
             started.forEach { $0.stop() }
             redis.remove()
