@@ -12,8 +12,9 @@ final class SecretFileWarningTests: XCTestCase {
     private static let presenter = "presenter-token-91ad44c0"
     private var certs: TestCertificates { TestCertificates.shared }
 
+    /// Every exposure warning (1.2 said "group or others"; 1.3 "others").
     private func warnings(_ daemon: DaemonProcess) -> [Substring] {
-        daemon.log.split(separator: "\n").filter { $0.contains("may be read by others") }
+        daemon.log.split(separator: "\n").filter { $0.contains(" warn ") && $0.contains("may be read by") }
     }
 
     /// A copy of the test key with `mode`.
@@ -50,6 +51,7 @@ final class SecretFileWarningTests: XCTestCase {
                                                  "--tls-cert", certs.serverCertificate, "--tls-key", tlsKey], state: "none")
         defer { loud.stop() }
         XCTAssertTrue(waitUntil { self.warnings(loud).count == 2 }, loud.log)
+        XCTAssertTrue(warnings(loud).allSatisfy { $0.contains("may be read by others (mode ") }, loud.log)
         XCTAssertFalse(loud.log.contains(Self.presenter))
     }
 
