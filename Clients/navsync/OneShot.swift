@@ -36,6 +36,10 @@ enum OneShot {
             switch note {
             case .link(.waiting(let retryAt, _, let reason)) where !driver.client.hasConnected:
                 Output.complain("cannot connect to \(endpoints.map(\.description).joined(separator: ",")) (\(reason)); retrying in \(Output.seconds(retryAt &- driver.now))")
+            case .serverError(let error) where error.throttledRetrySeconds != nil:
+                // (1.3) Transient: the client waits as long as the daemon said, then asks again.
+                Output.err(error.line)
+                if let hint = hint(for: error) { Output.complain(hint) }
             case .reply(_, let reply):
                 finished = true
                 status = report(reply, format: format, request: request, endpoint: driver.endpoint,
@@ -105,6 +109,8 @@ enum OneShot {
         switch error.code {
         case ErrorCode.authRequired.rawValue:
             return "this daemon needs a token: --token-file FILE (FILE's first line is the token)"
+        case ErrorCode.authFailed.rawValue where error.throttledRetrySeconds != nil:
+            return "this address sent too many wrong tokens; trying again in \(error.throttledRetrySeconds ?? 1) s"
         case ErrorCode.authFailed.rawValue:
             return "the daemon refused the token; check the --token-file"
         case ErrorCode.forbidden.rawValue:

@@ -219,6 +219,9 @@ public struct SyncClient {
         var purpose: Purpose
         var expectation: ClientRequest.Expectation
         var sentAt: UInt64
+        /// (1.3) A caller's request, kept so it can be sent again when the
+        /// greeting was throttled and the daemon did not run it.
+        var request: ClientRequest?
     }
 
     public let options: SyncClientOptions
@@ -262,6 +265,10 @@ public struct SyncClient {
     private var lastHeartbeatAt: UInt64 = 0
     /// Why the daemon is about to close this connection, if it said so.
     private var farewell: String?
+    /// (1.3) `AUTH` was answered `throttled`: the connection's other answers
+    /// are read, then it waits until then (loop milliseconds) and connects
+    /// again, with the error line as the reason.
+    private var throttled: (until: UInt64, reason: String)?
     private var random: SplitMix64
 
     public init(options: SyncClientOptions, seed: UInt64) {
@@ -299,7 +306,7 @@ public struct SyncClient {
             queued.append((id, request))
             return (id, [])
         case .handshaking, .live:
-            pending.append(Pending(purpose: .user(id), expectation: request.expectation, sentAt: now))
+            pending.append(Pending(purpose: .user(id), expectation: request.expectation, sentAt: now, request: request))
             return (id, [.send(request.line + "\n")])
         case .waiting(_, _, let reason), .stopped(let reason):
             return (id, [.note(.reply(id, .lost("not connected: \(reason)")))])
@@ -310,9 +317,10 @@ public struct SyncClient {
     public mutating func connectSucceeded(now: UInt64) -> [ClientAction] {
         guard case .connecting = link else { return [] }
         var lines: [String] = []
-        func ask(_ line: String, _ purpose: Purpose, _ expectation: ClientRequest.Expectation) {
+        func ask(_ line: String, _ purpose: Purpose, _ expectation: ClientRequest.Expectation,
+                 _ request: ClientRequest? = nil) {
             lines.append(line)
-            pending.append(Pending(purpose: purpose, expectation: expectation, sentAt: now))
+            pending.append(Pending(purpose: purpose, expectation: expectation, sentAt: now, request: request))
         }
         if let token = options.token { ask("AUTH \(token)", .auth, .ok) }
         if let room = options.room, room != Names.defaultRoom { ask("JOIN \(room)", .join, .state) }
@@ -333,7 +341,7 @@ public struct SyncClient {
         if options.presence { ask(Verb.presence.line(), .presence, .listing) }
         if options.pollStats { ask("STATS", .stats, .listing) }
         for (id, request) in queued {
-            ask(request.line, .user(id), request.expectation)
+            ask(request.line, .user(id), request.expectation, request)
         }
         queued.removeAll()
         hasConnected = true
@@ -488,6 +496,7 @@ public struct SyncClient {
         followsPresence = false
         resyncInFlight = false
         farewell = nil
+        throttled = nil
     }
 
     private mutating func lose(_ reason: String, now: UInt64) -> [ClientAction] {
@@ -510,6 +519,27 @@ public struct SyncClient {
         return actions
     }
 
+    /// (1.3) After a throttled `AUTH`: the lines sent behind it are
+    /// answered as the anonymous role allows. A caller's request refused for
+    /// want of a token waits for the next connection (nothing ran); any
+    /// other answer is the caller's. Once all are in, the connection is
+    /// closed and the next attempt waits as long as the daemon said.
+    private mutating func drainThrottled(_ head: Pending?, _ reply: Reply?) -> [ClientAction] {
+        var actions: [ClientAction] = []
+        if let head, case .user(let id) = head.purpose, let reply {
+            if case .error(let error) = reply, let request = head.request,
+               error.code == ErrorCode.authRequired.rawValue || error.code == ErrorCode.forbidden.rawValue {
+                queued.append((id, request))
+            } else {
+                actions.append(.note(.reply(id, reply)))
+            }
+        }
+        guard pending.isEmpty, let (until, reason) = throttled else { return actions }
+        resetConnection()
+        link = .waiting(retryAt: until, failures: failures, reason: reason)
+        return actions + [.disconnect, .note(.link(link))]
+    }
+
     /// Answers every request that will now never be answered.
     private mutating func failOutstanding(_ reply: Reply) -> [ClientAction] {
         var actions: [ClientAction] = []
@@ -528,9 +558,14 @@ public struct SyncClient {
         var actions: [ClientAction] = []
         // Answered either way: a later gap may ask again.
         if head.purpose == .watch(resync: true) { resyncInFlight = false }
+        if throttled != nil { return drainThrottled(head, reply) }
         switch (head.purpose, reply) {
         case (.user(let id), _):
             actions.append(.note(.reply(id, reply)))
+        case (.auth, .error(let error)) where error.throttledRetrySeconds != nil:
+            // (1.3) Transient: the token was not even looked at. Wait as told, then try again.
+            throttled = (now + UInt64(error.throttledRetrySeconds ?? 1) * 1000, error.line)
+            return [.note(.serverError(error))] + drainThrottled(nil, nil)
         case (.auth, .error(let error)) where error.code == ErrorCode.badArgs.rawValue:
             // A token for a daemon that wants none: the daemon says so, and everything else works.
             actions.append(.note(.serverError(error)))

@@ -118,4 +118,10 @@ public enum Credential: Sendable, Equatable {
     case missing
     /// A token that is no grant's: a failure.
     case wrong
+    /// (1.3) A token that verified but does not hold now (`token expired`):
+    /// a failure, answered `401` with `error="invalid_token"`.
+    case refused(String)
+    /// (1.3) The request's address is throttled for guessing: the token was
+    /// not checked; `401` with `Retry-After`.
+    case throttled(retryAfterSeconds: Int)
 }

@@ -13,6 +13,17 @@ public struct ServerError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { line }
+
+    /// (1.3) `ERR auth-failed throttled, retry in N s`: the daemon did not
+    /// look at the token because this address guessed too often; N, the
+    /// seconds to wait before trying again, or nil for any other error.
+    /// Transient: clients wait and try again rather than give up.
+    public var throttledRetrySeconds: Int? {
+        guard code == ErrorCode.authFailed.rawValue, message.hasPrefix("throttled, retry in ") else { return nil }
+        let rest = message.dropFirst("throttled, retry in ".count)
+        guard let seconds = rest.split(separator: " ").first.flatMap({ Int($0) }), seconds >= 0 else { return nil }
+        return seconds
+    }
 }
 
 /// (1.2) `YOU <id> <name> <role> <rooms>`: who this connection is to the

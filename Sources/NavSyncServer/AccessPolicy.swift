@@ -3,7 +3,8 @@ import NavSyncCore
 /// (1.2) Who may do what, for every door: the grants table (token → grant),
 /// what a connection holds before `AUTH` (`--anonymous`), and the record of
 /// failed credentials (the `auth_failures` figure and its rate-limited
-/// `warn` line). The per-line judgement itself is the grant's
+/// `warn` line). (1.3) Every presented token is judged here (`check`), with
+/// the guessing throttle in front of it, so every door throttles alike. The per-line judgement itself is the grant's
 /// (`Grant.refusal`, from the `Verb` table's access column); this type says
 /// which grant a connection holds.
 ///
@@ -23,6 +24,12 @@ public final class AccessPolicy {
     public let anonymous: Grant
     /// Failed `AUTH` lines and Bearer headers since the daemon started.
     public private(set) var failures: UInt64 = 0
+    /// (1.3) Those of them answered `throttled`, unchecked (`auth_throttled`).
+    public private(set) var throttledCount: UInt64 = 0
+    /// (1.3) Guesses by address (PROTOCOL.md *Guessing*).
+    private var throttle = GuessThrottle()
+    /// (1.3) The throttle's clock: the loop's milliseconds in the daemon.
+    private let milliseconds: () -> UInt64
     private var failuresSinceLastLine: UInt64 = 0
     private var lastLoggedSecond: UInt64?
     private let log: Logger
@@ -34,13 +41,35 @@ public final class AccessPolicy {
     ///   - anonymous: the role before `AUTH`; nil takes the default
     ///     (`control` without tokens, `none` with them).
     ///   - seconds: a clock for the one-warning-a-second rule.
+    ///   - milliseconds: (1.3) the guessing throttle's clock.
     public init(grants: [GrantsFile.Entry], tokensConfigured: Bool, anonymous: Role?, log: Logger,
-                seconds: @escaping () -> UInt64) {
+                seconds: @escaping () -> UInt64, milliseconds: @escaping () -> UInt64) {
         hasTokens = tokensConfigured
         self.anonymous = .anonymous(anonymous ?? (tokensConfigured ? .none : .control))
         self.log = log
         self.seconds = seconds
+        self.milliseconds = milliseconds
         replaceGrants(grants)
+    }
+
+    /// (1.3) What a token presented on any door (`AUTH`, a Bearer header, a
+    /// WebSocket's `AUTH`) comes to, from a peer at `address`. A throttled
+    /// address's token is not looked at. A token that does not verify is a
+    /// guess and counts towards its address's throttle.
+    ///
+    /// The caller counts the failure (`noteFailure`) with its own wording.
+    public func check(token: String, from address: PeerAddress) -> TokenCheck {
+        let now = milliseconds()
+        if let wait = throttle.retryAfterSeconds(for: address, now: now) {
+            return .throttled(retryAfterSeconds: wait)
+        }
+        if let grant = grant(forToken: token) { return .granted(grant) }
+        // Signed tokens go here, before the guess is noted: one whose
+        // signature verifies but whose `exp`, `nbf` or `aud` does not hold is
+        // `.refused("token expired")` (or `not yet valid`, `wrong audience`)
+        // and is no guess, so expired links cannot lock out their address.
+        throttle.noteGuess(from: address, now: now)
+        return .guess
     }
 
     /// The grant a token unlocks, nil for a wrong one.
@@ -66,8 +95,10 @@ public final class AccessPolicy {
     /// Counts one failed credential and logs it at `warn` with the peer's
     /// address, at most one line a second for the whole daemon (the line
     /// says how many failures it stands for). Never the token.
-    public func noteFailure(_ what: String, peer: String) {
+    /// (1.3) `throttled`: the token was not checked (`auth_throttled` too).
+    public func noteFailure(_ what: String, peer: String, throttled: Bool = false) {
         failures += 1
+        if throttled { throttledCount += 1 }
         failuresSinceLastLine += 1
         let now = seconds()
         guard lastLoggedSecond != now else { return }
@@ -86,4 +117,18 @@ public final class AccessPolicy {
         }
         return difference == 0
     }
+}
+
+/// (1.3) The outcome of one presented token (`AccessPolicy.check`).
+public enum TokenCheck: Equatable, Sendable {
+    /// A grant's token: the grant it unlocks.
+    case granted(Grant)
+    /// A token that does not verify: counted towards its address's throttle.
+    case guess
+    /// A token that verified but does not hold now (a signed token expired,
+    /// not yet valid, or for another audience): a failure, but no guess.
+    /// The text follows `auth-failed` (`token expired`).
+    case refused(String)
+    /// Its address is throttled: the token was not checked.
+    case throttled(retryAfterSeconds: Int)
 }

@@ -41,6 +41,8 @@ public protocol Connection: AnyObject {
     func closeAfterSending()
     /// For logs: "127.0.0.1:51234" or "unix".
     var peerDescription: String { get }
+    /// (1.3) The peer as the guessing throttle counts it (PROTOCOL.md *Guessing*).
+    var peerAddress: PeerAddress { get }
 }
 
 /// A transport that does not share buffers copies them, and all it holds is its own.
@@ -48,4 +50,7 @@ extension Connection {
     public func write(shared bytes: SharedBytes) { write([bytes.array]) }
     public func writeWithoutQueuing(shared bytes: SharedBytes) -> Int { writeWithoutQueuing([bytes.array]) }
     public var queuedOwnMemory: Int { queuedWriteBytes }
+    /// A transport without an address (an in-memory one) counts as a
+    /// Unix-socket peer: one address shared by all of them.
+    public var peerAddress: PeerAddress { .local }
 }

@@ -36,6 +36,7 @@ extension Server {
                    help: "Bytes of output held for all connections, not yet taken by their sockets (a turn buffer shared by many once)."),
             .counter("changes", changesMade, help: "New revisions made through this daemon."),
             .counter("auth_failures", access.failures, help: "Failed AUTH lines and Authorization: Bearer headers."),
+            .counter("auth_throttled", access.throttledCount, help: "Failed AUTH lines and Bearer headers from an address throttled for guessing, not checked."),
             .word("room", room ?? "", help: "The asking connection's room.", scope: .askingRoom),
             .gauge("max_clients", limits.maxClients, help: "The --max-clients limit."),
             .word("persistence", store.persistenceName, help: "Where changes are kept: journal, none or redis."),

@@ -7,14 +7,25 @@ import NavSyncCore
 extension Server {
     /// (1.2) What an HTTP request's Bearer token (nil: none sent) comes to.
     /// On a daemon without tokens any request holds the anonymous role, a
-    /// token or not, as before 1.2. A wrong one is counted and logged here.
+    /// token or not, as before 1.2. A failure is counted and logged here;
+    /// (1.3) from a throttled address the token is not checked.
     public func credential(bearer token: String?, from session: Session) -> Credential {
         guard let token, access.hasTokens else {
             return access.anonymous.role == .none ? .missing : .granted(access.anonymous)
         }
-        if let grant = access.grant(forToken: token) { return .granted(grant) }
-        access.noteFailure("wrong Bearer token", peer: session.label)
-        return .wrong
+        switch access.check(token: token, from: session.connection.peerAddress) {
+        case .granted(let grant):
+            return .granted(grant)
+        case .guess:
+            access.noteFailure("wrong Bearer token", peer: session.label)
+            return .wrong
+        case .refused(let why):
+            access.noteFailure("\(why) on a Bearer header", peer: session.label)
+            return .refused(why)
+        case .throttled(let seconds):
+            access.noteFailure("Bearer throttled", peer: session.label, throttled: true)
+            return .throttled(retryAfterSeconds: seconds)
+        }
     }
 
     /// (1.2) `/rooms`: `{"rooms":[{"room":…,"rev":…},…]}`, the rooms with

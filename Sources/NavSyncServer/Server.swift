@@ -48,6 +48,9 @@ public final class Server {
     var changesMade: UInt64 = 0
     /// Rows of figures kept outside the hub (see `addFigures`).
     var figureSources: [() -> [Figure]] = []
+    /// (1.3) Per-connection log lines, summarised past 50 a second; the
+    /// daemon's TLS handshakes write through it too.
+    public let connectionLog: ConnectionLog
 
     /// A daemon of its own: changes go to the journal file (nil: memory only).
     /// - Parameters:
@@ -59,9 +62,10 @@ public final class Server {
     ///   - secondsSinceStart: a clock for `uptime_s`.
     public convenience init(config: ServerConfig, catalog: Catalog, rooms loaded: [String: RoomState],
                             recent: [String: [JournalFile.RecentChange]] = [:],
-                            journal: Journal?, log: Logger, secondsSinceStart: @escaping () -> UInt64) {
+                            journal: Journal?, log: Logger, secondsSinceStart: @escaping () -> UInt64,
+                            milliseconds: (() -> UInt64)? = nil) {
         self.init(config: config, catalog: catalog, rooms: loaded, store: JournalStore(journal: journal, log: log),
-                  log: log, secondsSinceStart: secondsSinceStart)
+                  log: log, secondsSinceStart: secondsSinceStart, milliseconds: milliseconds)
         for (name, changes) in recent {
             guard let room = rooms.existing(name), room.state?.revision == changes.last?.state.revision else { continue }
             for change in changes {
@@ -73,18 +77,24 @@ public final class Server {
     /// - Parameters:
     ///   - rooms: the rooms the store holds at start.
     ///   - store: decides and keeps changes; the server becomes its delegate.
+    ///   - milliseconds: (1.3) a finer clock, for the guessing throttle and
+    ///     the connection log's seconds (the loop's, in the daemon); nil
+    ///     takes `secondsSinceStart` in milliseconds.
     public init(config: ServerConfig, catalog: Catalog, rooms loaded: [String: RoomState],
-                store: RoomStore, log: Logger, secondsSinceStart: @escaping () -> UInt64) {
+                store: RoomStore, log: Logger, secondsSinceStart: @escaping () -> UInt64,
+                milliseconds: (() -> UInt64)? = nil) {
         self.config = config
         self.catalog = catalog
         self.parser = CommandParser(catalog: catalog, maxDepth: config.limits.maxDepth)
         self.store = store
         self.log = log
         self.secondsSinceStart = secondsSinceStart
+        let clock = milliseconds ?? { secondsSinceStart() * 1000 }
         self.access = AccessPolicy(grants: config.grants, tokensConfigured: config.tokensConfigured,
                                    anonymous: config.anonymous, log: log,
-                                   seconds: secondsSinceStart)
+                                   seconds: secondsSinceStart, milliseconds: clock)
         self.fanOut = FanOut(limits: config.limits, log: log)
+        self.connectionLog = ConnectionLog(log: log, milliseconds: clock)
         self.rooms = RoomRegistry(states: loaded, initialStack: catalog.initialStack, limits: config.limits)
         store.delegate = self
         fanOut.currentState = { [unowned self] session in state(of: session.room) }
@@ -103,13 +113,13 @@ public final class Server {
         nextSessionID += 1
         session.memberID = store.memberIDPrefix + String(session.id)
         guard sessions.count < limits.maxClients else {
-            log.warn("\(session.label) refused: \(limits.maxClients) connections already open")
+            connectionLog.opened("\(session.label) refused: \(limits.maxClients) connections already open", level: .warn)
             fanOut.reply(session, Wire.error(ProtocolError(.busy, "too many connections (max \(limits.maxClients)); try again later")))
             session.endReason = .busy
             return session
         }
         sessions[ObjectIdentifier(session)] = session
-        log.info("\(session.label) connected (\(sessions.count) open)")
+        connectionLog.opened("\(session.label) connected (\(sessions.count) open)")
         return session
     }
 
@@ -297,20 +307,26 @@ public final class Server {
 
     /// (1.2) A good token replaces whatever the connection held (the
     /// anonymous role or an earlier grant); a wrong one leaves it as it was
-    /// and counts towards the third, which closes the connection.
+    /// and counts towards the third, which closes the connection. (1.3) So
+    /// does an `AUTH` from a throttled address, answered without a look at
+    /// its token.
     private func authenticate(_ session: Session, _ token: String) {
         guard access.hasTokens else {
             fanOut.reply(session, Wire.error(ProtocolError(.badArgs, "this daemon has no token; AUTH is not needed")))
             return
         }
-        guard let grant = access.grant(forToken: token) else {
-            session.failedAuths += 1
-            access.noteFailure("wrong token on AUTH (\(session.failedAuths) of \(Limits.authAttemptsBeforeClose))",
-                               peer: session.label)
-            fanOut.reply(session, Wire.error(ProtocolError(.authFailed, "wrong token")))
-            if session.failedAuths >= Limits.authAttemptsBeforeClose {
-                fanOut.end(session, .authFailed)
-            }
+        let grant: Grant
+        switch access.check(token: token, from: session.connection.peerAddress) {
+        case .granted(let granted):
+            grant = granted
+        case .guess:
+            refuseAuth(session, "wrong token", logged: "wrong token on AUTH")
+            return
+        case .refused(let why):
+            refuseAuth(session, why, logged: "\(why) on AUTH")
+            return
+        case .throttled(let seconds):
+            refuseAuth(session, "throttled, retry in \(seconds) s", logged: "AUTH throttled", throttled: true)
             return
         }
         session.credential = token
@@ -318,6 +334,18 @@ public final class Server {
         fanOut.reply(session, Wire.ok(revisionShown(to: session)))
         leaveRoomIfNoLongerGranted(session)
         grantChanged(session)
+    }
+
+    /// One failed `AUTH`: counted, logged (rate-limited), answered; the
+    /// third on a connection closes it.
+    private func refuseAuth(_ session: Session, _ reason: String, logged: String, throttled: Bool = false) {
+        session.failedAuths += 1
+        access.noteFailure("\(logged) (\(session.failedAuths) of \(Limits.authAttemptsBeforeClose))",
+                           peer: session.label, throttled: throttled)
+        fanOut.reply(session, Wire.error(ProtocolError(.authFailed, reason)))
+        if session.failedAuths >= Limits.authAttemptsBeforeClose {
+            fanOut.end(session, .authFailed)
+        }
     }
 
     /// The revision an `OK <rev>` carries: the room's, or 0 for a room
@@ -441,11 +469,7 @@ public final class Server {
         if session.inBacklogList { fanOut.backlogHoldsEnded = true }
         detach(session)
         let reason = session.endReason ?? .peerClosed
-        if reason == .busy {
-            log.debug("\(session.label) closed: \(reason)")
-        } else {
-            log.info("\(session.label) closed: \(reason)")
-        }
+        connectionLog.closed("\(session.label) closed: \(reason)", level: reason == .busy ? .debug : .info)
         if graceful {
             session.connection.closeAfterSending()
         } else {

@@ -49,6 +49,7 @@ public final class TLSStream: ByteStream {
     }
 
     public var peerDescription: String { transport.peerDescription }
+    public var peerAddress: PeerAddress { transport.peerAddress }
     public var isClosed: Bool { transport.isClosed }
     public var isEncrypted: Bool { true }
     public var isEstablished: Bool { engine.state == .established || engine.state == .peerClosed }

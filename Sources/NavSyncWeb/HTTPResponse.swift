@@ -32,6 +32,21 @@ public struct HTTPResponse: Equatable, Sendable {
                             closesConnection: closes)
     }
 
+    /// (1.3) A Bearer from a throttled address: 401, and when to try again.
+    public static func throttled(retryAfterSeconds seconds: Int, closes: Bool) -> HTTPResponse {
+        var response = refusal(401, "throttled, retry in \(seconds) s", closes: closes)
+        response.extraHeaders.append(("Retry-After", String(seconds)))
+        return response
+    }
+
+    /// (1.3) A token that verified but does not hold now (`token expired`):
+    /// 401 whose challenge says the token is the problem (RFC 6750).
+    public static func invalidToken(_ reason: String, closes: Bool) -> HTTPResponse {
+        HTTPResponse(status: 401, body: Array("\(reason)\n".utf8),
+                     extraHeaders: [("WWW-Authenticate", "Bearer realm=\"navsync\", error=\"invalid_token\"")],
+                     closesConnection: closes)
+    }
+
     /// The bytes to send; for a HEAD request the headers only (with the
     /// length the body would have).
     public func encoded(date: String, server: String, headOnly: Bool) -> [UInt8] {

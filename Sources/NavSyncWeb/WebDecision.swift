@@ -8,7 +8,8 @@ import NavSyncCore
 /// 2. `Host` not an IP literal, `localhost` or an allowed origin's host: 403.
 /// 3. Unknown path: 404. Known path, method other than GET/HEAD: 405.
 /// 4. `/metrics`, `/rooms`, `/rooms/...` without a grant: 401 (no token
-///    and no anonymous role) or a failed Bearer (`wrongToken`).
+///    and no anonymous role) or a failed Bearer (`wrongToken`; (1.3)
+///    `invalidToken`, or `throttled` unchecked).
 /// 5. (1.2) `/metrics` without a grant for every room, `/rooms/NAME` for a
 ///    room outside the grant (a bad name too, under a list): 403.
 /// 6. `/rooms/NAME` with a bad room name: 400.
@@ -24,6 +25,12 @@ public enum WebDecision: Equatable, Sendable {
     /// (1.2) A Bearer token that is no grant's: 401, counted as a failure
     /// (the third on a connection closes it).
     case wrongToken
+    /// (1.3) A Bearer token that verified but does not hold now: 401 with
+    /// `error="invalid_token"`, a failure like `wrongToken`.
+    case invalidToken(String)
+    /// (1.3) The address is throttled for guessing: 401 with `Retry-After`,
+    /// a failure like `wrongToken`.
+    case throttled(retryAfterSeconds: Int)
 
     /// - Parameters:
     ///   - overTLS: the request came inside TLS, so the daemon's own origin is `https://` + `Host`.
@@ -51,6 +58,8 @@ public enum WebDecision: Equatable, Sendable {
             switch credential() {
             case .missing: return .refuse(status: 401, reason: "Authorization: Bearer <token> needed", close: false)
             case .wrong: return .wrongToken
+            case .refused(let why): return .invalidToken(why)
+            case .throttled(let seconds): return .throttled(retryAfterSeconds: seconds)
             case .granted(let granted): grant = granted
             }
             switch endpoint {

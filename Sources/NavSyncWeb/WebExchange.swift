@@ -100,10 +100,11 @@ final class WebExchange {
         }
         switch decision {
         case .wrongToken:
-            failedBearers += 1
-            let last = failedBearers >= Limits.authAttemptsBeforeClose
-            respond(.refusal(401, "wrong token", closes: last || closes), headOnly: headOnly,
-                    why: last ? "HTTP 401: third wrong Bearer token" : "HTTP 401: wrong Bearer token")
+            refuseBearer(.refusal(401, "wrong token", closes: closes), "wrong Bearer token", headOnly: headOnly)
+        case .invalidToken(let why):
+            refuseBearer(.invalidToken(why, closes: closes), "Bearer \(why)", headOnly: headOnly)
+        case .throttled(let seconds):
+            refuseBearer(.throttled(retryAfterSeconds: seconds, closes: closes), "Bearer throttled", headOnly: headOnly)
         case .listRooms(let grant):
             guard server.storeIsAvailable else {
                 respond(HTTPResponse(status: 503, body: Array("backplane down".utf8), closesConnection: closes),
@@ -120,6 +121,15 @@ final class WebExchange {
         case .serve(let endpoint):
             respond(response(for: endpoint, closes: closes), headOnly: headOnly, why: "HTTP exchange done")
         }
+    }
+
+    /// A failed Bearer: 401; the third on this connection closes it.
+    private func refuseBearer(_ response: HTTPResponse, _ what: String, headOnly: Bool) {
+        failedBearers += 1
+        let last = failedBearers >= Limits.authAttemptsBeforeClose
+        var response = response
+        response.closesConnection = response.closesConnection || last
+        respond(response, headOnly: headOnly, why: last ? "HTTP 401: third failed Bearer (\(what))" : "HTTP 401: \(what)")
     }
 
     private func response(for endpoint: WebEndpoint, closes: Bool) -> HTTPResponse {

@@ -1,5 +1,6 @@
 import CLibUV
 import Glibc
+import NavSyncCore
 
 /// An IPv4 or IPv6 socket address parsed from a literal, stored in a `sockaddr_storage`.
 struct SocketAddress {
@@ -45,6 +46,21 @@ struct SocketAddress {
             case AF_INET: Int(UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port))
             case AF_INET6: Int(UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port))
             default: 0
+            }
+        }
+    }
+
+    /// (1.3) The address as the guessing throttle counts it (an IPv6 /64,
+    /// an IPv4-mapped address as IPv4); `.local` for other families.
+    var peerAddress: PeerAddress {
+        withUnsafeBytes(of: storage) { raw in
+            switch Int32(storage.ss_family) {
+            case AF_INET:
+                return withUnsafeBytes(of: raw.load(as: sockaddr_in.self).sin_addr) { PeerAddress(ipv4: $0) }
+            case AF_INET6:
+                return withUnsafeBytes(of: raw.load(as: sockaddr_in6.self).sin6_addr) { PeerAddress(ipv6: $0) }
+            default:
+                return .local
             }
         }
     }

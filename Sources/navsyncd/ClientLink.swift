@@ -234,6 +234,8 @@ final class ClientLink: Connection, WebByteStream {
 
     var peerDescription: String { stream.peerDescription }
 
+    var peerAddress: PeerAddress { stream.peerAddress }
+
     /// The one teardown: after it nothing refers to the session from here,
     /// and once the server has let go of it too (it did before calling this,
     /// or does at its next flush) the session, this link and the stream are

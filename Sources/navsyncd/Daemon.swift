@@ -26,7 +26,16 @@ final class Daemon {
     private let turns = LoopTurns()
     /// TLS connections still shaking hands: no session, no link yet. Each
     /// has a bounded life (the handshake bound) and counts as a client.
-    private var handshakes: [ObjectIdentifier: TLSStream] = [:]
+    /// Keyed by a number of the daemon's, given before the stream exists.
+    private var handshakes: [UInt64: TLSStream] = [:]
+    private var nextHandshake: UInt64 = 0
+    /// (1.3) `--max-handshakes` and each address's share of it.
+    private var handshakeSlots: HandshakeSlots
+    /// (1.3) TLS connections closed for `--max-handshakes`: refused for
+    /// their address's share, or the oldest closed to make room.
+    private var handshakesRefused: UInt64 = 0
+    /// Writes the connection log's summary when its second ends.
+    private lazy var connectionLogTimer = LoopTimer(loop: loop)
     /// The certificate and key new TLS connections get; SIGHUP replaces it.
     private var tlsContext: TLSServerContext?
     private let maxClients: Int
@@ -46,8 +55,9 @@ final class Daemon {
     var grantsSource: GrantsSource?
 
     init(loop: EventLoop, server: Server, log: Logger, screensPath: String?, door: WebFrontDoor, keepaliveSeconds: Int,
-         maxClients: Int, tlsContext: TLSServerContext? = nil, backplane: RedisRoomStore? = nil) {
+         maxClients: Int, maxHandshakes: Int, tlsContext: TLSServerContext? = nil, backplane: RedisRoomStore? = nil) {
         self.backplane = backplane
+        self.handshakeSlots = HandshakeSlots(capacity: maxHandshakes)
         self.maxClients = maxClients
         self.tlsContext = tlsContext
         self.loop = loop
@@ -56,6 +66,13 @@ final class Daemon {
         self.log = log
         self.screensPath = screensPath
         self.keepaliveSeconds = keepaliveSeconds
+        server.connectionLog.scheduleSummary = { [unowned self] after, write in
+            self.connectionLogTimer.start(afterMilliseconds: after) { write() }
+        }
+        server.addFigures { [unowned self] in
+            [.counter("tls_handshakes_refused", self.handshakesRefused,
+                      help: "TLS connections closed for --max-handshakes: over their address's share, or the oldest handshake making room.")]
+        }
     }
 
     /// Binds every listener first and only then logs the `listening on`
@@ -132,31 +149,52 @@ final class Daemon {
             return
         }
         let peer = stream.peerDescription
+        let connectionLog = server.connectionLog
         guard links.count + handshakes.count < maxClients else {
-            log.warn("tls \(peer) refused before the handshake: \(maxClients) connections already open")
+            connectionLog.closed("tls \(peer) refused before the handshake: \(maxClients) connections already open", level: .warn)
             stream.close()
             return
+        }
+        // (1.3) A slot first, before any cryptography.
+        let key = nextHandshake
+        nextHandshake += 1
+        switch handshakeSlots.admit(key, from: stream.peerAddress) {
+        case .refused:
+            handshakesRefused += 1
+            connectionLog.closed("tls \(peer) refused before the handshake: its address has "
+                                 + "\(handshakeSlots.perAddress) handshakes in progress")
+            stream.close()
+            return
+        case .admitted(let evicting):
+            if let evicting, let oldest = handshakes.removeValue(forKey: evicting) {
+                handshakesRefused += 1
+                connectionLog.closed("tls \(oldest.peerDescription): handshake closed unfinished to make room: "
+                                     + "\(handshakeSlots.capacity) in progress (--max-handshakes)")
+                oldest.close()
+            }
         }
         let engine: TLSEngine
         do {
             engine = try TLSEngine(server: tlsContext)
         } catch {
+            handshakeSlots.finished(key)
             log.error("tls \(peer): \(error)")
             stream.close()
             return
         }
         prepare(stream)
         let tls = TLSStream(transport: stream, engine: engine, loop: loop)
-        let key = ObjectIdentifier(tls)
         handshakes[key] = tls
         tls.onEstablished = { [unowned self, unowned tls] in
             self.handshakes[key] = nil
+            self.handshakeSlots.finished(key)
             self.log.debug("tls \(peer): \(tls.protocolVersion) handshake done")
             self.startLink(on: tls)
         }
         tls.onHandshakeFailed = { [unowned self] reason in
             self.handshakes[key] = nil
-            self.log.info("tls \(peer): handshake failed: \(reason)")
+            self.handshakeSlots.finished(key)
+            connectionLog.closed("tls \(peer): handshake failed: \(reason)")
         }
         tls.beginHandshake(timeoutMilliseconds: Self.tlsHandshakeMilliseconds)
     }
@@ -207,6 +245,7 @@ final class Daemon {
     /// A pair that cannot be loaded, or does not match, keeps the old.
     private func reloadCertificate() {
         guard let current = tlsContext else { return }
+        if let warning = SecretFile.exposureWarning(current.keyFile, holding: "TLS key") { log.warn("SIGHUP: \(warning)") }
         do {
             tlsContext = try TLSServerContext(certificateFile: current.certificateFile, keyFile: current.keyFile)
             log.info("SIGHUP: TLS certificate and key reloaded from \(current.certificateFile) and \(current.keyFile)")
@@ -254,9 +293,9 @@ final class Daemon {
     /// that cannot be read or parsed keeps the old grants.
     private func reloadGrants() {
         guard let grantsSource else { return }
+        if let warning = grantsSource.exposureWarning { log.warn("SIGHUP: \(warning)") }
         do {
             let grants = try grantsSource.load()
-            if let warning = grantsSource.exposureWarning { log.warn("SIGHUP: \(warning)") }
             let outcome = server.reload(grants: grants)
             log.info("SIGHUP: \(grants.count) grants reloaded from \(grantsSource.path); "
                      + "\(outcome.revoked) connections closed (token revoked), \(outcome.changed) given a changed grant")

@@ -32,6 +32,8 @@ struct DaemonOptions {
     var tlsListen: [HostPort] = []
     var tlsCertificate: String?
     var tlsKey: String?
+    /// (1.3) `--max-handshakes`: TLS handshakes in progress at once.
+    var maxHandshakes = 256
     var wantsHelp = false
     var wantsVersion = false
     // (1.2) Access.
@@ -46,7 +48,8 @@ struct DaemonOptions {
         valued: ["listen", "unix", "state", "screens", "token-file", "max-clients", "max-line",
                  "max-pending", "max-output-memory", "max-depth", "max-rooms", "fsync", "history", "history-bytes", "keepalive",
                  "log-level", "allow-origin", "backplane", "backplane-prefix",
-                 "tokens", "anonymous", "backplane-auth", "tls-listen", "tls-cert", "tls-key"],
+                 "tokens", "anonymous", "backplane-auth", "tls-listen", "tls-cert", "tls-key",
+                 "max-handshakes"],
         switches: ["help", "version", "replace-catalog"],
         shortAliases: ["h": "help"])
 
@@ -61,6 +64,7 @@ struct DaemonOptions {
                         [--replace-catalog] [--tls-listen HOST:PORT]... [--tls-cert FILE]
                         [--tls-key FILE] [--log-level debug|info|warn|error]
                         [--tokens FILE] [--anonymous none|view|control] [--backplane-auth FILE]
+                        [--max-handshakes N]
 
           --listen HOST:PORT   address to serve, repeatable (default 127.0.0.1:7878;
                                [::1]:PORT for IPv6; port 0 picks a free port)
@@ -103,6 +107,8 @@ struct DaemonOptions {
                                it and no --listen, no plain TCP listener is opened
           --tls-cert FILE      PEM certificate (chain) for the TLS listeners; reread on SIGHUP
           --tls-key FILE       PEM private key for it; reread on SIGHUP
+          --max-handshakes N   TLS handshakes in progress at once, an eighth of them at most
+                               from one address; past it the oldest is closed (default 256)
           --log-level LEVEL    debug, info, warn or error (default info)
           -h, --help           this text
           --version            print the version
@@ -173,6 +179,9 @@ struct DaemonOptions {
         }
         options.screensPath = parsed.last("screens")
         options.tokenPath = parsed.last("token-file")
+        if let text = parsed.last("max-handshakes") {
+            options.maxHandshakes = try CommandLineSpec.positiveInt(text, flag: "max-handshakes")
+        }
         if let text = parsed.last("max-clients") {
             options.limits.maxClients = try CommandLineSpec.positiveInt(text, flag: "max-clients")
         }

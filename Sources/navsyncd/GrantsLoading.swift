@@ -41,12 +41,13 @@ enum GrantsSource {
         }
     }
 
-    /// A warning when group or others may read the file: anyone who can read
-    /// it can steer every room it grants.
+    /// A warning when others may read the file: anyone who can read it can
+    /// steer every room it grants. (1.3) Group-readable no longer warns.
     var exposureWarning: String? {
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return nil }
-        return "\(path) may be read by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it"
+        switch self {
+        case .tokens(let path): return SecretFile.exposureWarning(path, holding: "tokens file")
+        case .tokenFile(let path): return SecretFile.exposureWarning(path, holding: "token file")
+        }
     }
 }
 

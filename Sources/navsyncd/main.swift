@@ -87,7 +87,12 @@ if let endpoint = options.backplane {
     startupNotes.logger.info("state kept in memory only (--state none)")
 }
 
+// (1.3) Every file that holds a secret, once at start.
 if let warning = options.grants?.exposureWarning { startupNotes.logger.warn(warning) }
+if let key = options.tlsKey, !options.tlsListen.isEmpty,
+   let warning = SecretFile.exposureWarning(key, holding: "TLS key") { startupNotes.logger.warn(warning) }
+if let path = options.backplaneAuthPath,
+   let warning = SecretFile.exposureWarning(path, holding: "backplane auth file") { startupNotes.logger.warn(warning) }
 let config = ServerConfig(version: NavSyncVersion.current, limits: options.limits, grants: grants,
                           anonymous: options.anonymous, tokensConfigured: options.grants != nil)
 let started = loop.nowMilliseconds
@@ -109,7 +114,8 @@ if let endpoint = options.backplane {
     }
     let store = RedisRoomStore(loop: loop, settings: settings, log: log)
     server = Server(config: config, catalog: catalog, rooms: [:], store: store, log: log,
-                    secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 })
+                    secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 },
+                    milliseconds: { loop.nowMilliseconds })
     // Redis must answer, be new enough and agree on the catalog before anyone is let in.
     var startError: RedisRoomStore.StartError?
     store.start { error in
@@ -121,13 +127,15 @@ if let endpoint = options.backplane {
     backplane = store
 } else {
     server = Server(config: config, catalog: catalog, rooms: rooms, recent: recentChanges, journal: journal, log: log,
-                    secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 })
+                    secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 },
+                    milliseconds: { loop.nowMilliseconds })
 }
 let door = WebFrontDoor(access: WebAccess(allowedOrigins: options.allowedOrigins), page: WebPage.bytes,
                         maxLineBytes: options.limits.maxLineBytes)
 server.addFigures { door.figures }
 let daemon = Daemon(loop: loop, server: server, log: log, screensPath: options.screensPath, door: door,
                     keepaliveSeconds: options.limits.keepaliveSeconds, maxClients: options.limits.maxClients,
+                    maxHandshakes: options.maxHandshakes,
                     tlsContext: tlsContext, backplane: backplane)
 
 do {

@@ -305,7 +305,7 @@ final class DaemonGrantsTests: XCTestCase {
         chmod(path, 0o644)
         let exposed = try DaemonProcess(arguments: ["--tokens", path], state: "none")
         defer { exposed.stop() }
-        XCTAssertTrue(waitUntil { exposed.log.contains("may be read by group or others") }, exposed.log)
+        XCTAssertTrue(waitUntil { exposed.log.contains("may be read by others") }, exposed.log)
     }
 
     func test_authFailures_counted_loggedWithThePeer_neverTheToken() throws {

@@ -396,7 +396,12 @@ final class HostileClientTests: XCTestCase {
         XCTAssertTrue(guessers.allLines().allSatisfy { $0.allSatisfy { $0.hasPrefix("ERR auth-failed ") } })
         guessers.close()
 
-        let unlucky = try daemon.connect()
+        // (1.3) The guessers' address is throttled now, the right token too;
+        // a client from another address is not.
+        let sameAddress = try daemon.connect()
+        XCTAssertTrue(try sameAddress.request("AUTH s3cret").hasPrefix("ERR auth-failed throttled, retry in "))
+        sameAddress.close()
+        let unlucky = try LineClient(port: daemon.port, source: "127.0.0.3")
         XCTAssertEqual(try unlucky.request("GET").split(separator: " ").prefix(2), ["ERR", "auth-required"])
         XCTAssertEqual(try unlucky.request("AUTH nope").split(separator: " ").prefix(2), ["ERR", "auth-failed"])
         XCTAssertEqual(try unlucky.request("AUTH s3cret"), "OK 0", "two misses then the token works")

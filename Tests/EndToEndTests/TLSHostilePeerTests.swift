@@ -69,8 +69,11 @@ final class TLSHostilePeerTests: XCTestCase {
         let partial = [0x16, 0x03, 0x01, 0x40, 0x00] + [UInt8](repeating: 0x01, count: 15 << 10)
         var peers: [LineClient] = []
         defer { for peer in peers { peer.close() } }
-        for _ in 0..<200 {
-            let peer = try LineClient(port: daemon.tlsPort)
+        // (1.3) From eight addresses, 25 each: within each one's share of
+        // --max-handshakes, so all 200 are held; the other client below
+        // comes from 127.0.0.1, whose share is untouched.
+        for index in 0..<200 {
+            let peer = try LineClient(port: daemon.tlsPort, source: "127.0.0.\(10 + index % 8)")
             peer.sendBytes(partial)
             peers.append(peer)
         }

@@ -12,6 +12,7 @@ final class MemoryConnection: Connection {
     /// Every call the server made, in order: write, pause, resume, close, closeAfterSending.
     private(set) var calls: [String] = []
     var peerDescription = "memory"
+    var peerAddress = PeerAddress.local
     /// How many lines of `lines` a test has already looked at.
     private var linesTaken = 0
 
@@ -246,9 +247,10 @@ final class Hub {
         clockReader = { [unowned self] in self.clock }
     }
 
-    func connect(peer: String = "memory") -> Client {
+    func connect(peer: String = "memory", address: PeerAddress = .local) -> Client {
         let connection = MemoryConnection()
         connection.peerDescription = peer
+        connection.peerAddress = address
         let session = server.accept(connection)
         return Client(hub: self, connection: connection, session: session)
     }

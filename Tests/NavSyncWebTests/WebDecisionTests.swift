@@ -63,6 +63,25 @@ final class WebDecisionTests: XCTestCase {
         XCTAssertEqual(judge(noHostOldClient), .refuse(status: 403, reason: "Host not allowed", close: false))
     }
 
+    func testDecision_throttledOrInvalidCredential_isA401OfItsOwn_andTheResponseSaysWhenOrWhy() {
+        let bearer = head("/metrics", [("authorization", "Bearer anything")])
+        XCTAssertEqual(WebDecision.judge(bearer, access: access) { .throttled(retryAfterSeconds: 7) },
+                       .throttled(retryAfterSeconds: 7))
+        XCTAssertEqual(WebDecision.judge(bearer, access: access) { .refused("token expired") }, .invalidToken("token expired"))
+        // Paths that need no token never ask.
+        XCTAssertEqual(WebDecision.judge(head("/healthz"), access: access) { .throttled(retryAfterSeconds: 7) },
+                       .serve(.health))
+        let throttled = String(decoding: HTTPResponse.throttled(retryAfterSeconds: 7, closes: false)
+            .encoded(date: "d", server: "s", headOnly: false), as: UTF8.self)
+        XCTAssertTrue(throttled.hasPrefix("HTTP/1.1 401 Unauthorized\r\n"), throttled)
+        XCTAssertTrue(throttled.contains("\r\nRetry-After: 7\r\n"), throttled)
+        XCTAssertTrue(throttled.hasSuffix("\r\n\r\nthrottled, retry in 7 s\n"), throttled)
+        let invalid = String(decoding: HTTPResponse.invalidToken("token expired", closes: true)
+            .encoded(date: "d", server: "s", headOnly: false), as: UTF8.self)
+        XCTAssertTrue(invalid.contains("\r\nWWW-Authenticate: Bearer realm=\"navsync\", error=\"invalid_token\"\r\n"), invalid)
+        XCTAssertTrue(invalid.contains("\r\nConnection: close\r\n"), invalid)
+    }
+
     func testDecision_tokenGuardsMetricsAndRooms() {
         let refused = WebDecision.refuse(status: 401, reason: "Authorization: Bearer <token> needed", close: false)
         XCTAssertEqual(judge(head("/metrics"), token: "s3cret"), refused)

@@ -93,4 +93,26 @@ for doc in "${docs[@]}"; do
         echo "ok   $doc: $count targets as in Package.swift"
     fi
 done
+
+# One version in the text: Version.swift is the one place it is written;
+# CHANGELOG.md's newest heading, the README's package name and
+# docs/LIBRARY.md's `from:` must say the same (Tests/packaging/run.sh
+# checks the binaries, HELLO, /metrics and the man pages).
+version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' "$root/Sources/NavSyncCore/Version.swift")
+newest=$(grep -m1 '^## ' "$root/CHANGELOG.md" || true)
+if [[ ! $newest =~ ^"## $version ("[0-9]{4}-[0-9]{2}-[0-9]{2}")"$ ]]; then
+    echo "FAIL CHANGELOG.md: the newest heading is '$newest', not '## $version (YYYY-MM-DD)'" >&2
+    failed=1
+else
+    echo "ok   CHANGELOG.md: newest heading is $version"
+fi
+others=$(grep -o 'navsync_[0-9][0-9.]*_' "$root/README.md" | grep -v "navsync_${version}_" || true)
+if [ -n "$others" ]; then
+    echo "FAIL README.md: names a package of another version: $others" >&2
+    failed=1
+fi
+if ! grep -q "from: \"$version\"" "$root/docs/LIBRARY.md"; then
+    echo "FAIL docs/LIBRARY.md: does not say from: \"$version\"" >&2
+    failed=1
+fi
 exit $failed

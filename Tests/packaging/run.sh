@@ -26,6 +26,24 @@ for program in navsyncd navsync navsync-abc; do
     [[ $out == "$program $version"* ]] && pass "$program --version: $out" || fail "$program --version says '$out', not $version"
 done
 grep -q "^## $version ([0-9-]*)" CHANGELOG.md && pass "CHANGELOG.md has $version" || fail "CHANGELOG.md has no '## $version (DATE)' heading"
+newest=$(grep -m1 '^## ' CHANGELOG.md)
+[[ $newest == "## $version ("* ]] && pass "CHANGELOG.md's newest heading is $version" ||
+    fail "CHANGELOG.md's newest heading is '$newest', not $version: the work above it would ship as $version"
+# What a running daemon says: HELLO and /metrics.
+"$bin/navsyncd" --listen 127.0.0.1:0 --state none 2>"$tmp/version-daemon.log" &
+version_daemon=$!
+for ((tries = 0; tries < 200; tries++)); do grep -q "listening on" "$tmp/version-daemon.log" 2>/dev/null && break; sleep 0.05; done
+port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$tmp/version-daemon.log" | sed 's/.*://')
+if [ -n "$port" ]; then
+    hello=$(printf 'HELLO 1\n' | timeout 5 nc -N 127.0.0.1 "$port")
+    [[ $hello == "HELLO navsync 1 $version" ]] && pass "HELLO says $version" || fail "HELLO says '$hello', not $version"
+    metrics=$(printf 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' | timeout 5 nc -N 127.0.0.1 "$port")
+    grep -q "^navsync_build_info{version=\"$version\"} 1" <<<"$metrics" && pass "/metrics says $version" ||
+        fail "/metrics has no navsync_build_info for $version"
+else
+    fail "daemon for the version check did not start: $(cat "$tmp/version-daemon.log")"
+fi
+kill -TERM "$version_daemon"; wait "$version_daemon"
 minor=${version%.*}
 grep -q "from: \"$minor\.[0-9]*\"" docs/LIBRARY.md && pass "docs/LIBRARY.md depends on $minor" ||
     fail "docs/LIBRARY.md does not say from: \"$minor.x\""

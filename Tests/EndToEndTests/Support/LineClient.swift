@@ -26,12 +26,23 @@ final class LineClient: @unchecked Sendable {
 
     /// Connects over TCP. A host with a `:` is an IPv6 literal.
     /// `receiveBufferBytes` shrinks SO_RCVBUF before connecting, so a client
-    /// that stops reading backs the server up sooner.
-    init(port: Int, host: String = "127.0.0.1", receiveBufferBytes: Int? = nil) throws {
+    /// that stops reading backs the server up sooner. `source` (IPv4) binds
+    /// the client's end first: every 127.0.0.0/8 address is loopback here,
+    /// so one test can be several peers to the daemon.
+    init(port: Int, host: String = "127.0.0.1", receiveBufferBytes: Int? = nil, source: String? = nil) throws {
         let v6 = host.contains(":")
         fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         if var size = receiveBufferBytes.map(Int32.init) {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source, !v6 {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            try checkConnected(bound)
         }
         let rc: Int32
         if v6 {
