@@ -9,7 +9,7 @@ DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libssl-dev ope
 	man-db bsdextrautils bash-completion
 ARGS ?=
 
-.PHONY: all deps build run test test-sanitizers fuzz demo clean help bench bench-compare bench-fleet \
+.PHONY: all deps build run check test test-sanitizers fuzz demo clean help bench bench-compare bench-fleet \
 	install uninstall deb man test-packaging test-package test-deb
 
 # make install / uninstall: where things go (DESTDIR stages, e.g. for a package).
@@ -33,6 +33,7 @@ all: build
 help:
 	@echo "make run     build and start navsyncd on 127.0.0.1:7878 (ARGS='--state none' etc.)"
 	@echo "make test    build and run every test"
+	@echo "make check   the inner loop: one debug build, every unit test, the docs check (minutes)"
 	@echo "make demo    daemon + three terminal clients + a netcat driver in tmux; window abc: the Swift library"
 	@echo "make bench   fan-out benchmark vs Redis/NATS (docs/PERFORMANCE.md)"
 	@echo "make bench-fleet  three daemons on one Redis beside one daemon (docs/BACKPLANE.md)"
@@ -63,6 +64,14 @@ build: deps
 
 run: build
 	exec $(BIN)/navsyncd $(ARGS)
+
+# The inner loop after a change: one debug build (incremental), every unit
+# test target (the end-to-end tests need the release binaries and run in
+# `make test`), and the docs' module tables.
+check: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --skip EndToEndTests
+	Tests/docs/run.sh
 
 # Unit and end-to-end tests share one release build; the end-to-end tests
 # start the binaries in $(BIN) as real processes.
