@@ -62,26 +62,26 @@ enum OneShot {
                                reachedDaemon: Bool) -> Int32 {
         switch reply {
         case .state(let state):
-            Output.out(format == .revisionAndRoute ? "\(state.revision) \(state.route)\n" : state.route + "\n")
+            Output.outFromNetwork(format == .revisionAndRoute ? "\(state.revision) \(state.route)\n" : state.route + "\n")
             return 0
         case .ok(let revision):
             Output.out("\(revision)\n")
             return 0
         case .listing(let lines) where format == .members:
-            Output.out(lines.compactMap(memberLine).joined())
+            Output.outFromNetwork(lines.compactMap(memberLine).joined())
             return 0
         case .listing(let lines):
             // `SCREEN red red green none Red` is listed as `red red green none Red`.
-            Output.out(lines.map { String(ServerLine.split(Substring($0)).1) + "\n" }.joined())
+            Output.outFromNetwork(lines.map { String(ServerLine.split(Substring($0)).1) + "\n" }.joined())
             return 0
         case .pong(let text):
-            Output.out(text.isEmpty ? "PONG\n" : "PONG \(text)\n")
+            Output.outFromNetwork(text.isEmpty ? "PONG\n" : "PONG \(text)\n")
             return 0
         case .identity(let identity):
-            Output.out("\(identity.id) \(identity.name) \(identity.role) \(identity.rooms)\n")
+            Output.outFromNetwork("\(identity.id) \(identity.name) \(identity.role) \(identity.rooms)\n")
             return 0
         case .error(let error):
-            Output.err(error.line)
+            Output.err(TerminalSafeText.escaped(error.line))
             if let hint = hint(for: error) { Output.complain(hint) }
             return 1
         case .unexpected(let line):

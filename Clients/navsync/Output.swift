@@ -8,6 +8,12 @@ enum Output {
     @discardableResult
     static func out(_ text: String) -> Bool { write(1, text) }
 
+    /// Writes text that came from the network to stdout, its line ends kept
+    /// and every other control character shown as `\xNN`, so nothing a
+    /// daemon (or what fed it) sent can drive the terminal.
+    @discardableResult
+    static func outFromNetwork(_ text: String) -> Bool { write(1, TerminalSafeText.escaped(text, keepingNewlines: true)) }
+
     /// Writes `text` to stderr as it is (a prompt, with no line end).
     @discardableResult
     static func errRaw(_ text: String) -> Bool { write(2, text) }

@@ -142,7 +142,7 @@ final class RawSession {
                 if !sawError, let hint = OneShot.hint(for: error) { Output.complain(hint) }
                 sawError = true
             }
-            if !Output.out(line + "\n") {
+            if !Output.outFromNetwork(line + "\n") {
                 finish(sawError ? 1 : 0)
                 return
             }

@@ -38,7 +38,7 @@ enum Watch {
         }
 
         func print(_ room: String, _ line: String) {
-            if !Output.out((prefixed ? room + " " : "") + line + "\n") { finish(0) }
+            if !Output.outFromNetwork((prefixed ? room + " " : "") + line + "\n") { finish(0) }
         }
 
         for name in names {
