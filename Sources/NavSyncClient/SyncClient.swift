@@ -244,6 +244,11 @@ public struct SyncClient {
     var presenceListing: [Member]?
     /// (1.2) `PRESENCE` was answered on this connection: `MEMBER`/`GONE` lines are live.
     var followsPresence = false
+    /// (1.3) `STATS` may be asked on this connection: only a grant for every
+    /// room (`*`) may read it, so a client that asks `WHOAMI` waits for the
+    /// answer, and a refusal (a grant narrowed by a reload) stops the polling
+    /// quietly: the figures are the client's bookkeeping, not the user's request.
+    private var statsAllowed = false
 
     var pending: [Pending] = []
     /// Item lines collected for the oldest command, a listing.
@@ -315,6 +320,7 @@ public struct SyncClient {
             pending.append(Pending(purpose: purpose, expectation: expectation, sentAt: now))
         }
         if let token = options.token { ask("AUTH \(token)", .auth, .ok) }
+        if asksWhoami { ask(Verb.whoami.line(), .whoami, .identity) }
         if let room = options.room, room != Names.defaultRoom { ask("JOIN \(room)", .join, .state) }
         for (line, purpose, expectation) in presenceGreeting() { ask(line, purpose, expectation) }
         if options.loadCatalog {
@@ -331,7 +337,9 @@ public struct SyncClient {
         greetingsLeft = pending.filter(\.purpose.isGreeting).count
         // After WATCH, so the listing shows this connection itself; not a greeting (a 1.1 daemon refuses it).
         if options.presence { ask(Verb.presence.line(), .presence, .listing) }
-        if options.pollStats { ask("STATS", .stats, .listing) }
+        // Without WHOAMI the grant is unknown: ask, and a refusal turns the polling off.
+        statsAllowed = options.pollStats && !asksWhoami
+        if statsAllowed { ask("STATS", .stats, .listing) }
         for (id, request) in queued {
             ask(request.line, .user(id), request.expectation)
         }
@@ -433,7 +441,7 @@ public struct SyncClient {
                 lastHeartbeatAt = now
                 var lines = "PING\n"
                 pending.append(Pending(purpose: .heartbeat, expectation: .pong, sentAt: now))
-                if options.pollStats {
+                if statsAllowed {
                     lines += "STATS\n"
                     pending.append(Pending(purpose: .stats, expectation: .listing, sentAt: now))
                 }
@@ -488,6 +496,7 @@ public struct SyncClient {
         followsPresence = false
         resyncInFlight = false
         farewell = nil
+        statsAllowed = false
     }
 
     private mutating func lose(_ reason: String, now: UInt64) -> [ClientAction] {
@@ -544,11 +553,19 @@ public struct SyncClient {
             self.identity = identity
             actions.append(.note(.identity(identity)))
             actions += identified(identity, now: now)
+            // (1.3) A room-scoped grant takes its counts from presence instead.
+            if identity.rooms == "*" { actions += startStats(now: now) }
         case (.whoami, _):
             // A daemon before 1.2 has no WHOAMI: it allows everything a token
             // does, and knows no presence; not a refused greeting.
             self.identity = nil
             actions.append(.note(.identity(nil)))
+            actions += startStats(now: now)
+        case (.stats, .error):
+            // (1.3) Not the user's error: stop asking on this connection.
+            statsAllowed = false
+            watchers = nil
+            memberCount = nil
         case (.presence, .listing(let lines)):
             actions += presenceAnswered(lines)
         case (.resume, .error):
@@ -601,6 +618,14 @@ public struct SyncClient {
         }
         if head.purpose.isGreeting { actions += greetingAnswered(now: now) }
         return actions
+    }
+
+    /// (1.3) The grant may read `STATS`: ask now, and with every heartbeat.
+    private mutating func startStats(now: UInt64) -> [ClientAction] {
+        guard options.pollStats, !statsAllowed else { return [] }
+        statsAllowed = true
+        pending.append(Pending(purpose: .stats, expectation: .listing, sentAt: now))
+        return [.send("STATS\n")]
     }
 
     /// One more greeting has its answer; the last one makes the link live.
