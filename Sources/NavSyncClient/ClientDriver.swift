@@ -147,6 +147,11 @@ public final class ClientDriver {
     private func connect() {
         dropConnection()
         let endpoint = walk.advance()
+        if case .tcp = endpoint {
+            client.silenceHint = "if this address speaks TLS: use tls://\(endpoint)"
+        } else {
+            client.silenceHint = nil
+        }
         let attempt = generation
         let completion: (Result<any ByteStream, ConnectFailure>) -> Void = { [weak self] result in
             guard let self else {

@@ -249,6 +249,13 @@ public struct SyncClient {
     /// answer, and a refusal (a grant narrowed by a reload) stops the polling
     /// quietly: the figures are the client's bookkeeping, not the user's request.
     private var statsAllowed = false
+    /// (1.3) Said after the reason when a connection ends before the daemon
+    /// sent a single line: set by the driver for a plain TCP address, where
+    /// the likely cause is a TLS port (it waits for a handshake and never
+    /// answers a line).
+    public var silenceHint: String?
+    /// A line came on this connection.
+    private var heardLine = false
 
     var pending: [Pending] = []
     /// Item lines collected for the oldest command, a listing.
@@ -361,9 +368,15 @@ public struct SyncClient {
     /// The connection ended (end of stream or an error).
     public mutating func connectionEnded(_ reason: String, now: UInt64) -> [ClientAction] {
         switch link {
-        case .handshaking, .live: return lose(farewell ?? reason, now: now)
+        case .handshaking, .live: return lose(farewell ?? hinted(reason), now: now)
         default: return []
         }
+    }
+
+    /// The reason, with `silenceHint` when the daemon never sent a line.
+    private func hinted(_ reason: String) -> String {
+        guard !heardLine, let silenceHint else { return reason }
+        return "\(reason) — \(silenceHint)"
     }
 
     /// One line from the daemon, without its `\n`.
@@ -372,6 +385,7 @@ public struct SyncClient {
         case .handshaking, .live: break
         default: return []
         }
+        heardLine = true
         let parsed = ServerLine.parse(line)
         if case .event(let revision, let op, let route) = parsed {
             return applyEvent(revision: revision, op: op, route: route, now: now)
@@ -435,7 +449,7 @@ public struct SyncClient {
             return lose("no connection after \(seconds(options.connectTimeoutMilliseconds))", now: now)
         case .handshaking, .live:
             if let oldest = pending.first, now &- oldest.sentAt >= options.replyTimeoutMilliseconds {
-                return lose("no reply for \(seconds(options.replyTimeoutMilliseconds))", now: now)
+                return lose(hinted("no reply for \(seconds(options.replyTimeoutMilliseconds))"), now: now)
             }
             if let due = heartbeatDue, now >= due {
                 lastHeartbeatAt = now
@@ -497,6 +511,7 @@ public struct SyncClient {
         resyncInFlight = false
         farewell = nil
         statsAllowed = false
+        heardLine = false
     }
 
     private mutating func lose(_ reason: String, now: UInt64) -> [ClientAction] {

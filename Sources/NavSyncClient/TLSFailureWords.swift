@@ -31,7 +31,7 @@ public enum TLSFailureWords {
         return (bytes[0] == 0x15 || bytes[0] == 0x16) && bytes[1] == 0x03
     }
 
-    /// What a plain client is told when the daemon speaks TLS on that port.
+    /// What a plain client is told when the daemon answered in TLS on that port.
     public static func speaksTLS(_ endpoint: Endpoint) -> String {
         "this address speaks TLS: use tls://\(endpoint)"
     }

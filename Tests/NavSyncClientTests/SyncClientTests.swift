@@ -139,6 +139,28 @@ final class SyncClientTests: XCTestCase {
         XCTAssertFalse(h.takeNotes().contains { if case .serverError = $0 { return true } else { return false } })
     }
 
+    /// (1.3) A connection that ends before the daemon said a single line
+    /// carries the driver's hint (a TLS port reached without tls://); once a
+    /// line came, the reason stays as it is.
+    func test_silenceHint_onlyWhenNoLineCame() {
+        var silent = Harness(.oneShot(room: nil, token: nil))
+        silent.client.silenceHint = "if this address speaks TLS: use tls://h:1"
+        silent.start()
+        silent.connected()
+        silent.submit(.get)
+        _ = silent.takeAll()
+        silent.ended("the daemon closed the connection")
+        XCTAssertEqual(silent.client.link,
+                       .stopped(reason: "the daemon closed the connection — if this address speaks TLS: use tls://h:1"))
+
+        var spoken = Harness(watchOnly)
+        spoken.client.silenceHint = "if this address speaks TLS: use tls://h:1"
+        spoken.goLive()
+        spoken.ended("the daemon closed the connection")
+        guard case .waiting(_, _, let reason) = spoken.client.link else { return XCTFail("\(spoken.client.link)") }
+        XCTAssertEqual(reason, "the daemon closed the connection")
+    }
+
     /// (1.3) A refusal of the client's own STATS (a grant narrowed by a
     /// reload) is no error of the user's: nothing is reported, polling stops.
     func test_statsRefused_isQuiet_andNotAskedAgain() {
