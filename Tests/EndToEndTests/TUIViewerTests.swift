@@ -73,6 +73,28 @@ final class TUIViewerTests: XCTestCase {
         XCTAssertFalse(keys.contains("push") || keys.contains("pop"), "a viewer is offered steering keys: \(keys)")
     }
 
+    /// (1.3) Watching without a token where anyone may watch: the help says
+    /// so, not "this token", and still lists who, detach and follow.
+    func test_tui_anonymousViewer_helpSpeaksOfNoToken() throws {
+        _ = try TmuxServer.requireTmux()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let grants = try dir.write("grants", DaemonGrantsTests.grantsText)
+        chmod(grants, 0o600)
+        let daemon = try DaemonProcess(arguments: ["--tokens", grants, "--anonymous", "view"], state: "none")
+        defer { daemon.stop() }
+        let tmux = try TmuxServer(command: clientPaneCommand(port: daemon.port))
+        defer { tmux.kill() }
+        tmux.waitFor(0, "a connected anonymous viewer") {
+            $0.statusLine.hasSuffix("connected") && $0.statusLine.contains("(view only)")
+        }
+        tmux.sendKeys(0, "?")
+        tmux.waitFor(0, "the anonymous viewer's help") { $0.contains("you are watching without a token") }
+        let help = tmux.capture(0)
+        XCTAssertFalse(help.contains("this token"), help)
+        XCTAssertTrue(help.contains("follow the room again") && help.contains("--token-file"), help)
+    }
+
     /// (1.3) A room outside the grant names that room and the rooms allowed.
     func test_tui_roomOutsideTheGrant_namesTheRoomsAllowed() throws {
         _ = try TmuxServer.requireTmux()
