@@ -262,6 +262,9 @@ public struct SyncClient {
     private var listing: [String] = []
     /// Requests submitted before the connection was up.
     private var queued: [(RequestID, ClientRequest)] = []
+    /// The user's requests sent on this connection and not answered yet, so
+    /// a throttled `AUTH` (1.3) can send them again on the next one.
+    private var sentRequests: [RequestID: ClientRequest] = [:]
     /// True once any connection has been made; before that, requests wait
     /// in `queued` and `retryFirstConnection` decides whether to keep trying.
     public private(set) var hasConnected = false
@@ -312,6 +315,7 @@ public struct SyncClient {
             return (id, [])
         case .handshaking, .live:
             pending.append(Pending(purpose: .user(id), expectation: request.expectation, sentAt: now))
+            sentRequests[id] = request
             return (id, [.send(request.line + "\n")])
         case .waiting(_, _, let reason), .stopped(let reason):
             return (id, [.note(.reply(id, .lost("not connected: \(reason)")))])
@@ -349,6 +353,7 @@ public struct SyncClient {
         if statsAllowed { ask("STATS", .stats, .listing) }
         for (id, request) in queued {
             ask(request.line, .user(id), request.expectation)
+            sentRequests[id] = request
         }
         queued.removeAll()
         hasConnected = true
@@ -512,6 +517,7 @@ public struct SyncClient {
         farewell = nil
         statsAllowed = false
         heardLine = false
+        sentRequests.removeAll()
     }
 
     private mutating func lose(_ reason: String, now: UInt64) -> [ClientAction] {
@@ -543,18 +549,25 @@ public struct SyncClient {
         for (id, _) in queued { actions.append(.note(.reply(id, reply))) }
         pending.removeAll()
         queued.removeAll()
+        sentRequests.removeAll()
         return actions
     }
 
     /// The oldest command has its answer.
     private mutating func complete(_ reply: Reply, now: UInt64) -> [ClientAction] {
         let head = pending.removeFirst()
+        if case .user(let id) = head.purpose { sentRequests[id] = nil }
         var actions: [ClientAction] = []
         // Answered either way: a later gap may ask again.
         if head.purpose == .watch(resync: true) { resyncInFlight = false }
         switch (head.purpose, reply) {
         case (.user(let id), _):
             actions.append(.note(.reply(id, reply)))
+        case (.auth, .error(let error)) where Self.throttleSeconds(error) != nil:
+            // (1.3) Too many guesses from this address: transient. Come back after
+            // the time named, with the requests that waited behind the AUTH (none
+            // of them ran under the grant asked for).
+            return throttled(error, seconds: Self.throttleSeconds(error)!, now: now)
         case (.auth, .error(let error)) where error.code == ErrorCode.badArgs.rawValue:
             // A token for a daemon that wants none: the daemon says so, and everything else works.
             actions.append(.note(.serverError(error)))
@@ -633,6 +646,27 @@ public struct SyncClient {
         }
         if head.purpose.isGreeting { actions += greetingAnswered(now: now) }
         return actions
+    }
+
+    /// (1.3) `ERR auth-failed throttled, retry in N s`: N, or nil for any other error.
+    static func throttleSeconds(_ error: ServerError) -> UInt64? {
+        guard error.code == ErrorCode.authFailed.rawValue, error.message.hasPrefix("throttled") else { return nil }
+        let words = error.message.split(separator: " ")
+        guard let index = words.firstIndex(of: "in"), index + 1 < words.count else { return nil }
+        return UInt64(words[index + 1])
+    }
+
+    /// Drops the connection and tries again once the throttle has passed; the
+    /// user's requests sent behind the refused `AUTH` are sent again then.
+    private mutating func throttled(_ error: ServerError, seconds: UInt64, now: UInt64) -> [ClientAction] {
+        var again: [(RequestID, ClientRequest)] = []
+        for entry in pending {
+            if case .user(let id) = entry.purpose, let request = sentRequests[id] { again.append((id, request)) }
+        }
+        resetConnection()
+        queued = again + queued
+        link = .waiting(retryAt: now + max(1, seconds) * 1000, failures: failures, reason: error.line)
+        return [.disconnect, .note(.serverError(error)), .note(.link(link))]
     }
 
     /// (1.3) The grant may read `STATS`: ask now, and with every heartbeat.
