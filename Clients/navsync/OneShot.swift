@@ -36,6 +36,9 @@ enum OneShot {
             switch note {
             case .link(.waiting(let retryAt, _, let reason)) where !driver.client.hasConnected:
                 Output.complain("cannot connect to \(endpoints.map(\.description).joined(separator: ",")) (\(reason)); retrying in \(Output.seconds(retryAt &- driver.now))")
+            case .link(.waiting(let retryAt, _, let reason)) where reason.hasPrefix("ERR auth-failed throttled"):
+                // (1.3) Transient: say so on stderr and wait, the request still to come.
+                Output.complain("\(reason); retrying in \(Output.seconds(retryAt &- driver.now))")
             case .reply(_, let reply):
                 finished = true
                 status = report(reply, format: format, request: request, endpoint: driver.endpoint,
