@@ -38,7 +38,7 @@ enum OneShot {
                 Output.complain("cannot connect to \(endpoints.map(\.description).joined(separator: ",")) (\(reason)); retrying in \(Output.seconds(retryAt &- driver.now))")
             case .serverError(let error) where error.throttledRetrySeconds != nil:
                 // (1.3) Transient: the client waits as long as the daemon said, then asks again.
-                Output.err(error.line)
+                Output.err(TerminalSafeText.escaped(error.line))
                 if let hint = hint(for: error) { Output.complain(hint) }
             case .reply(_, let reply):
                 finished = true

@@ -32,6 +32,8 @@ public final class ClientDriver {
     private var framer = LineFramer(maxLineBytes: 1 << 22)
     private var queue: [ClientAction] = []
     private var performing = false
+    /// A whole line came on this connection: from then on its bytes are the protocol's.
+    private var heardLine = false
 
     public convenience init(loop: EventLoop, endpoint: Endpoint, options: SyncClientOptions, tlsCA: String? = nil) {
         self.init(loop: loop, endpoints: [endpoint], options: options, tlsCA: tlsCA)
@@ -136,6 +138,7 @@ public final class ClientDriver {
 
     private func dropConnection() {
         generation += 1
+        heardLine = false
         connection?.close()
         connection = nil
         framer = LineFramer(maxLineBytes: framer.maxLineBytes)
@@ -144,6 +147,11 @@ public final class ClientDriver {
     private func connect() {
         dropConnection()
         let endpoint = walk.advance()
+        if case .tcp = endpoint {
+            client.silenceHint = "if this address speaks TLS: use tls://\(endpoint)"
+        } else {
+            client.silenceHint = nil
+        }
         let attempt = generation
         let completion: (Result<any ByteStream, ConnectFailure>) -> Void = { [weak self] result in
             guard let self else {
@@ -216,7 +224,9 @@ public final class ClientDriver {
         let tls = TLSStream(transport: connection, engine: engine, loop: loop)
         // The stream's callbacks hold it until one of them has run.
         tls.onEstablished = { completion(.success(tls)) }
-        tls.onHandshakeFailed = { reason in completion(.failure(ConnectFailure("TLS: \(reason)"))) }
+        tls.onHandshakeFailed = { reason in
+            completion(.failure(ConnectFailure("TLS: " + TLSFailureWords.handshake(reason, host: name))))
+        }
         tls.beginHandshake(timeoutMilliseconds: tlsHandshakeMilliseconds)
     }
 
@@ -264,6 +274,12 @@ public final class ClientDriver {
 
     private func read(_ bytes: UnsafeRawBufferPointer, attempt: Int) {
         guard attempt == generation else { return }
+        // (1.3) A plain client on a TLS port reads a TLS alert, not a line: say so in words.
+        if !heardLine, case .tcp = endpoint, TLSFailureWords.looksLikeTLS(bytes) {
+            perform(client.connectionEnded(TLSFailureWords.speaksTLS(endpoint), now: now))
+            return
+        }
+        if bytes.contains(UInt8(ascii: "\n")) { heardLine = true }
         framer.append(bytes)
         var actions: [ClientAction] = []
         while attempt == generation, let frame = framer.next() {

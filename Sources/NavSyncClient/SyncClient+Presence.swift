@@ -4,19 +4,22 @@ import NavSyncCore
 /// connection, asks who it is and follows the room's members; `MEMBER`,
 /// `GONE` and unasked listings keep `members` current.
 extension SyncClient {
-    /// The greeting's presence lines, before `WATCH`: `NAME` with the name
-    /// asked for, or with the fallback when the daemon surely says `anon`
-    /// (no token); `WHOAMI` when the fallback depends on a grant's name or
-    /// the caller follows presence (to know which member is itself).
+    /// The greeting's `NAME`, after `JOIN`: the name asked for, or the
+    /// fallback when the daemon surely says `anon` (no token). `WHOAMI`
+    /// (see `asksWhoami`) goes earlier, right after `AUTH`, so a refused
+    /// `JOIN` can be explained with the rooms the grant allows.
     func presenceGreeting() -> [(String, Purpose, ClientRequest.Expectation)] {
-        var lines: [(String, Purpose, ClientRequest.Expectation)] = []
         let name = options.name ?? (options.token == nil ? options.fallbackName : nil)
-        if let name { lines.append((Verb.name.line(name), .name, .ok)) }
+        guard let name else { return [] }
+        return [(Verb.name.line(name), .name, .ok)]
+    }
+
+    /// The greeting asks `WHOAMI`: when the fallback name depends on a
+    /// grant's name, the caller follows presence (to know which member is
+    /// itself) or asked to know its grant.
+    var asksWhoami: Bool {
         let fallbackWaits = options.name == nil && options.token != nil && options.fallbackName != nil
-        if options.askIdentity || options.presence || fallbackWaits {
-            lines.append((Verb.whoami.line(), .whoami, .identity))
-        }
-        return lines
+        return options.askIdentity || options.presence || fallbackWaits
     }
 
     /// `WHOAMI` answered: remember the id; a grant that names nobody gets the fallback name.

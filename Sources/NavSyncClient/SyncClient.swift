@@ -247,6 +247,18 @@ public struct SyncClient {
     var presenceListing: [Member]?
     /// (1.2) `PRESENCE` was answered on this connection: `MEMBER`/`GONE` lines are live.
     var followsPresence = false
+    /// (1.3) `STATS` may be asked on this connection: only a grant for every
+    /// room (`*`) may read it, so a client that asks `WHOAMI` waits for the
+    /// answer, and a refusal (a grant narrowed by a reload) stops the polling
+    /// quietly: the figures are the client's bookkeeping, not the user's request.
+    private var statsAllowed = false
+    /// (1.3) Said after the reason when a connection ends before the daemon
+    /// sent a single line: set by the driver for a plain TCP address, where
+    /// the likely cause is a TLS port (it waits for a handshake and never
+    /// answers a line).
+    public var silenceHint: String?
+    /// A line came on this connection.
+    private var heardLine = false
 
     var pending: [Pending] = []
     /// Item lines collected for the oldest command, a listing.
@@ -323,6 +335,7 @@ public struct SyncClient {
             pending.append(Pending(purpose: purpose, expectation: expectation, sentAt: now, request: request))
         }
         if let token = options.token { ask("AUTH \(token)", .auth, .ok) }
+        if asksWhoami { ask(Verb.whoami.line(), .whoami, .identity) }
         if let room = options.room, room != Names.defaultRoom { ask("JOIN \(room)", .join, .state) }
         for (line, purpose, expectation) in presenceGreeting() { ask(line, purpose, expectation) }
         if options.loadCatalog {
@@ -339,7 +352,9 @@ public struct SyncClient {
         greetingsLeft = pending.filter(\.purpose.isGreeting).count
         // After WATCH, so the listing shows this connection itself; not a greeting (a 1.1 daemon refuses it).
         if options.presence { ask(Verb.presence.line(), .presence, .listing) }
-        if options.pollStats { ask("STATS", .stats, .listing) }
+        // Without WHOAMI the grant is unknown: ask, and a refusal turns the polling off.
+        statsAllowed = options.pollStats && !asksWhoami
+        if statsAllowed { ask("STATS", .stats, .listing) }
         for (id, request) in queued {
             ask(request.line, .user(id), request.expectation, request)
         }
@@ -361,9 +376,15 @@ public struct SyncClient {
     /// The connection ended (end of stream or an error).
     public mutating func connectionEnded(_ reason: String, now: UInt64) -> [ClientAction] {
         switch link {
-        case .handshaking, .live: return lose(farewell ?? reason, now: now)
+        case .handshaking, .live: return lose(farewell ?? hinted(reason), now: now)
         default: return []
         }
+    }
+
+    /// The reason, with `silenceHint` when the daemon never sent a line.
+    private func hinted(_ reason: String) -> String {
+        guard !heardLine, let silenceHint else { return reason }
+        return "\(reason) — \(silenceHint)"
     }
 
     /// One line from the daemon, without its `\n`.
@@ -372,6 +393,7 @@ public struct SyncClient {
         case .handshaking, .live: break
         default: return []
         }
+        heardLine = true
         let parsed = ServerLine.parse(line)
         if case .event(let revision, let op, let route) = parsed {
             return applyEvent(revision: revision, op: op, route: route, now: now)
@@ -435,13 +457,13 @@ public struct SyncClient {
             return lose("no connection after \(seconds(options.connectTimeoutMilliseconds))", now: now)
         case .handshaking, .live:
             if let oldest = pending.first, now &- oldest.sentAt >= options.replyTimeoutMilliseconds {
-                return lose("no reply for \(seconds(options.replyTimeoutMilliseconds))", now: now)
+                return lose(hinted("no reply for \(seconds(options.replyTimeoutMilliseconds))"), now: now)
             }
             if let due = heartbeatDue, now >= due {
                 lastHeartbeatAt = now
                 var lines = "PING\n"
                 pending.append(Pending(purpose: .heartbeat, expectation: .pong, sentAt: now))
-                if options.pollStats {
+                if statsAllowed {
                     lines += "STATS\n"
                     pending.append(Pending(purpose: .stats, expectation: .listing, sentAt: now))
                 }
@@ -497,6 +519,8 @@ public struct SyncClient {
         resyncInFlight = false
         farewell = nil
         throttled = nil
+        statsAllowed = false
+        heardLine = false
     }
 
     private mutating func lose(_ reason: String, now: UInt64) -> [ClientAction] {
@@ -579,11 +603,19 @@ public struct SyncClient {
             self.identity = identity
             actions.append(.note(.identity(identity)))
             actions += identified(identity, now: now)
+            // (1.3) A room-scoped grant takes its counts from presence instead.
+            if identity.rooms == "*" { actions += startStats(now: now) }
         case (.whoami, _):
             // A daemon before 1.2 has no WHOAMI: it allows everything a token
             // does, and knows no presence; not a refused greeting.
             self.identity = nil
             actions.append(.note(.identity(nil)))
+            actions += startStats(now: now)
+        case (.stats, .error):
+            // (1.3) Not the user's error: stop asking on this connection.
+            statsAllowed = false
+            watchers = nil
+            memberCount = nil
         case (.presence, .listing(let lines)):
             actions += presenceAnswered(lines)
         case (.resume, .error):
@@ -636,6 +668,14 @@ public struct SyncClient {
         }
         if head.purpose.isGreeting { actions += greetingAnswered(now: now) }
         return actions
+    }
+
+    /// (1.3) The grant may read `STATS`: ask now, and with every heartbeat.
+    private mutating func startStats(now: UInt64) -> [ClientAction] {
+        guard options.pollStats, !statsAllowed else { return [] }
+        statsAllowed = true
+        pending.append(Pending(purpose: .stats, expectation: .listing, sentAt: now))
+        return [.send("STATS\n")]
     }
 
     /// One more greeting has its answer; the last one makes the link live.

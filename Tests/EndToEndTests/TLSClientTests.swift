@@ -49,6 +49,25 @@ final class TLSClientTests: XCTestCase {
                       because: "absent.pem")
     }
 
+    /// (1.3) The refusal says what to do, before OpenSSL's reason.
+    func test_navsync_unknownAuthority_saysPassTLSCA() throws {
+        let daemon = try daemon()
+        let result = try navsync(["--connect", "tls://127.0.0.1:\(daemon.tlsPort)", "get"])
+        assertRefused(result, because: "the certificate is not signed by a known authority — pass --tls-ca FILE for a private CA")
+    }
+
+    /// (1.3) A plain address reached with tls://, and a TLS port reached without it.
+    func test_navsync_plainAndTLSMixedUp_sayWhichWayRound() throws {
+        let daemon = try DaemonProcess(arguments: ["--tls-listen", "127.0.0.1:0", "--tls-cert", certs.serverCertificate,
+                                                   "--tls-key", certs.serverKey, "--listen", "127.0.0.1:0"], state: "none")
+        assertRefused(try navsync(["--connect", "tls://127.0.0.1:\(daemon.port)", "--tls-ca", certs.caFile, "get"]),
+                      because: "this address does not speak TLS: drop tls://")
+        // (A greeting of five bytes or more: shorter, like `GET`, OpenSSL waits for the rest of
+        // a record header and the words come only when the reply times out, after 10 s.)
+        assertRefused(try navsync(["--connect", "127.0.0.1:\(daemon.tlsPort)", "screens"]),
+                      because: "this address speaks TLS: use tls://127.0.0.1:\(daemon.tlsPort)")
+    }
+
     func test_navsync_certificateForAnotherNameIsRefused() throws {
         let daemon = try daemon(certificate: certs.wrongNameCertificate)
         assertRefused(try navsync(["--connect", "tls://localhost:\(daemon.tlsPort)", "--tls-ca", certs.caFile, "get"]),

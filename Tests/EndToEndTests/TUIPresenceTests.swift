@@ -26,13 +26,13 @@ final class TUIPresenceTests: XCTestCase {
         }
         // Detach from the panel: the panel shows it at once.
         tmux.sendKeys(0, "d")
-        tmux.waitFor(0, "detached in the panel") { $0.contains("ada (you)") && $0.contains("at /red") }
+        tmux.waitFor(0, "detached in the panel") { $0.contains("ada (you)") && $0.contains("at red") }
         tmux.waitFor(1, "the other pane sees it") { _ in
             (try? navsync(["--connect", address, "who"]).stdout) == "ada control at /red\nbo control following\n"
         }
         tmux.sendKeys(0, "Escape")
         tmux.waitFor(0, "the status line says detached and where the room is") {
-            $0.statusLine.contains("detached (room at /red)") && !$0.contains("Members (")
+            $0.statusLine.contains("detached (room at red)") && !$0.contains("Members (")
         }
 
         // Keys now move only this pane; the daemon hears AT, the room stays.
@@ -48,7 +48,7 @@ final class TUIPresenceTests: XCTestCase {
         XCTAssertEqual(try netcat(port: daemon.port, "SELECT blue"), "OK 1\n")
         tmux.waitFor(1, "the following pane on blue") { $0.hasLine("Blue") }
         tmux.waitFor(0, "the detached pane still green, the room on blue") {
-            $0.hasLine("Green") && $0.statusLine.contains("detached (room at /blue)")
+            $0.hasLine("Green") && $0.statusLine.contains("detached (room at blue)")
         }
 
         // Follow again: the room's screen, and no more "detached".

@@ -18,11 +18,11 @@ final class SyncClientPresenceTests: XCTestCase {
         var h = Harness(options(name: "ada", fallback: "root"))
         h.start()
         h.connected()
-        XCTAssertEqual(h.takeSent(), ["NAME ada", "WHOAMI", "WATCH", "PRESENCE"])
+        XCTAssertEqual(h.takeSent(), ["WHOAMI", "NAME ada", "WATCH", "PRESENCE"])
         _ = h.takeNotes()
-        h.receive("OK 0", "YOU 7 ada control *", "STATE 0 /red", "MEMBER 7 ada control -", "END")
+        h.receive("YOU 7 anon control *", "OK 0", "STATE 0 /red", "MEMBER 7 ada control -", "END")
         let notes = h.takeNotes()
-        XCTAssertEqual(notes, [.identity(Identity(id: "7", name: "ada", role: "control", rooms: "*")), .snapshot(state(0, "/red"), .connected),
+        XCTAssertEqual(notes, [.identity(Identity(id: "7", name: "anon", role: "control", rooms: "*")), .snapshot(state(0, "/red"), .connected),
                                .link(.live), .members([Member(id: "7", name: "ada", role: .control)])])
         XCTAssertEqual(h.client.memberID, "7")
     }
@@ -73,8 +73,8 @@ final class SyncClientPresenceTests: XCTestCase {
         h.start()
         h.connected()
         _ = h.takeAll()
-        h.receive("ERR unknown-command unknown command 'NAME'; try HELP",
-                  "ERR unknown-command unknown command 'WHOAMI'; try HELP", "STATE 0 /red",
+        h.receive("ERR unknown-command unknown command 'WHOAMI'; try HELP",
+                  "ERR unknown-command unknown command 'NAME'; try HELP", "STATE 0 /red",
                   "ERR unknown-command unknown command 'PRESENCE'; try HELP")
         XCTAssertEqual(h.client.link, .live)
         XCTAssertEqual(h.client.members, [])

@@ -82,7 +82,8 @@ final class SyncClientTests: XCTestCase {
         h.start()
         XCTAssertEqual(h.takeAll(), [.note(.link(.connecting(failures: 0))), .connect])
         h.connected()
-        XCTAssertEqual(h.takeSent(), ["AUTH s3cret", "JOIN lobby", "WHOAMI", "SCREENS", "MESSAGES", "WATCH", "STATS"])
+        // WHOAMI before JOIN: a refused JOIN is explained with the grant's rooms. STATS waits for the grant.
+        XCTAssertEqual(h.takeSent(), ["AUTH s3cret", "WHOAMI", "JOIN lobby", "SCREENS", "MESSAGES", "WATCH"])
         XCTAssertEqual(h.takeNotes(), [.link(.handshaking)])
     }
 
@@ -98,14 +99,15 @@ final class SyncClientTests: XCTestCase {
         h.start()
         h.connected()
         _ = h.takeAll()
-        h.receive("OK 4", "STATE 4 /green", "YOU 3 kiosk view lobby",
+        h.receive("OK 4", "YOU 3 kiosk view *", "STATE 4 /green",
                   "SCREEN red red green none Red", "SCREEN blue blue red optional Big Blue", "END",
                   "MESSAGE blue Pick a shade  of blue", "END",
-                  "STATE 4 /green",
-                  "STAT version 0.1.0", "STAT watchers 3", "END")
+                  "STATE 4 /green")
+        XCTAssertEqual(h.takeSent(), ["STATS"], "a grant for every room may read STATS")
+        h.receive("STAT version 0.1.0", "STAT watchers 3", "END")
         let notes = h.takeNotes()
         XCTAssertEqual(notes, [
-            .identity(Identity(id: "3", name: "kiosk", role: "view", rooms: "lobby")),
+            .identity(Identity(id: "3", name: "kiosk", role: "view", rooms: "*")),
             .catalog([
                 CatalogEntry(name: "red", color: .red, next: "green", data: .none, title: "Red"),
                 CatalogEntry(name: "blue", color: .blue, next: "red", data: .optional, title: "Big Blue",
@@ -118,6 +120,95 @@ final class SyncClientTests: XCTestCase {
         XCTAssertEqual(h.client.watchers, 3)
         XCTAssertEqual(h.client.snapshot, state(4, "/green"))
         XCTAssertEqual(h.client.identity?.isViewer, true)
+    }
+
+    /// (1.3) A room-scoped grant may not read STATS: the client never asks,
+    /// so the daemon's refusal never reaches the user; its count is presence's.
+    func test_roomScopedGrant_neverAsksStats_evenOnHeartbeats() {
+        var h = Harness(.interactive(room: "lobby", token: "s3cret"))
+        h.start()
+        h.connected()
+        _ = h.takeAll()
+        h.receive("OK 4", "YOU 3 kiosk view lobby", "STATE 4 /green", "SCREEN red red - none Red", "END", "END",
+                  "STATE 4 /green")
+        XCTAssertEqual(h.client.link, .live)
+        XCTAssertEqual(h.takeSent(), [])
+        h.advance(2000)
+        XCTAssertEqual(h.takeSent(), ["PING"])
+        h.receive("PONG")
+        XCTAssertFalse(h.takeNotes().contains { if case .serverError = $0 { return true } else { return false } })
+    }
+
+    /// (1.3) A connection that ends before the daemon said a single line
+    /// carries the driver's hint (a TLS port reached without tls://); once a
+    /// line came, the reason stays as it is.
+    func test_silenceHint_onlyWhenNoLineCame() {
+        var silent = Harness(.oneShot(room: nil, token: nil))
+        silent.client.silenceHint = "if this address speaks TLS: use tls://h:1"
+        silent.start()
+        silent.connected()
+        silent.submit(.get)
+        _ = silent.takeAll()
+        silent.ended("the daemon closed the connection")
+        XCTAssertEqual(silent.client.link,
+                       .stopped(reason: "the daemon closed the connection — if this address speaks TLS: use tls://h:1"))
+
+        var spoken = Harness(watchOnly)
+        spoken.client.silenceHint = "if this address speaks TLS: use tls://h:1"
+        spoken.goLive()
+        spoken.ended("the daemon closed the connection")
+        guard case .waiting(_, _, let reason) = spoken.client.link else { return XCTFail("\(spoken.client.link)") }
+        XCTAssertEqual(reason, "the daemon closed the connection")
+    }
+
+    /// (1.3) A throttled AUTH is transient, even for a one-shot: the client
+    /// comes back after the time named and sends the request again.
+    func test_throttledAuth_retriesAfterTheTimeNamed_withTheRequest() {
+        var h = Harness(.oneShot(room: nil, token: "t0ken-t0ken-t0ken"))
+        h.start()
+        h.connected()
+        let id = h.submit(.get)
+        XCTAssertEqual(h.takeSent(), ["AUTH t0ken-t0ken-t0ken", "GET"])
+        _ = h.takeAll()
+        h.receive("ERR auth-failed throttled, retry in 3 s", "ERR auth-required AUTH <token> first")
+        XCTAssertEqual(h.takeAll().first, .disconnect)
+        guard case .waiting(let retryAt, _, let reason) = h.client.link else { return XCTFail("\(h.client.link)") }
+        XCTAssertEqual(retryAt, h.now + 3000)
+        XCTAssertEqual(reason, "ERR auth-failed throttled, retry in 3 s")
+        h.advance(2999)
+        XCTAssertFalse(h.takeAll().contains(.connect))
+        h.advance(1)
+        XCTAssertTrue(h.takeAll().contains(.connect))
+        h.connected()
+        XCTAssertEqual(h.takeSent(), ["AUTH t0ken-t0ken-t0ken", "GET"])
+        h.receive("OK 0", "STATE 0 /red")
+        XCTAssertTrue(h.takeNotes().contains(.reply(id, .state(state(0, "/red")))))
+    }
+
+    func test_wrongToken_notThrottled_stillStops() {
+        var h = Harness(.oneShot(room: nil, token: "t0ken-t0ken-t0ken"))
+        h.start()
+        h.connected()
+        h.submit(.get)
+        _ = h.takeAll()
+        h.receive("ERR auth-failed unknown token")
+        guard case .stopped = h.client.link else { return XCTFail("\(h.client.link)") }
+    }
+
+    /// (1.3) A refusal of the client's own STATS (a grant narrowed by a
+    /// reload) is no error of the user's: nothing is reported, polling stops.
+    func test_statsRefused_isQuiet_andNotAskedAgain() {
+        var h = Harness(.interactive(room: nil, token: "s3cret"))
+        h.start()
+        h.connected()
+        _ = h.takeAll()
+        h.receive("OK 0", "YOU 3 ada control *", "SCREEN red red - none Red", "END", "END", "STATE 0 /red")
+        XCTAssertEqual(h.takeSent(), ["STATS"])
+        _ = h.takeAll()
+        h.receive("ERR forbidden STATS needs a grant for every room")
+        XCTAssertEqual(h.takeNotes(), [])
+        h.advance(2000)
+        XCTAssertEqual(h.takeSent(), ["PING"])
     }
 
     func test_sheetRoutes_inEventsAndSnapshots_carryTheSheets() {
@@ -134,7 +225,8 @@ final class SyncClientTests: XCTestCase {
         var h = Harness(.interactive(room: nil, token: nil))
         h.start()
         h.connected()
-        h.receive("SCREEN red red green none Red", "END", "MESSAGE red Stop", "END", "STATE 1 /red", "STAT watchers 1", "END")
+        h.receive("YOU 1 anon control *", "SCREEN red red green none Red", "END", "MESSAGE red Stop", "END", "STATE 1 /red",
+                  "STAT watchers 1", "END")
         _ = h.takeAll()
         h.receive("CATALOG")
         XCTAssertEqual(h.takeSent(), ["SCREENS", "MESSAGES"])
@@ -320,11 +412,11 @@ final class SyncClientTests: XCTestCase {
         var h = Harness(.interactive(room: "lobby", token: nil))
         h.start()
         h.connected()
-        h.receive("STATE 7 /red", "YOU 1 anon control *", "SCREEN red red - none Red", "END", "END", "STATE 7 /red",
+        h.receive("YOU 1 anon control *", "STATE 7 /red", "SCREEN red red - none Red", "END", "END", "STATE 7 /red",
                   "STAT watchers 1", "END")
         reconnect(&h)
-        XCTAssertEqual(h.takeSent(), ["JOIN lobby", "WHOAMI", "SCREENS", "MESSAGES", "WATCH 7", "STATS"])
-        h.receive("STATE 9 /red/blue", "YOU 2 anon control *", "SCREEN red red - none Red", "END", "END",
+        XCTAssertEqual(h.takeSent(), ["WHOAMI", "JOIN lobby", "SCREENS", "MESSAGES", "WATCH 7"])
+        h.receive("YOU 2 anon control *", "STATE 9 /red/blue", "SCREEN red red - none Red", "END", "END",
                   "CONTINUE 7", "EVENT 8 push /red/blue", "EVENT 9 present /red/blue#green")
         let notes = h.takeNotes().filter { if case .catalog = $0 { return false } else { return true } }
         XCTAssertEqual(notes, [
@@ -336,7 +428,7 @@ final class SyncClientTests: XCTestCase {
         ])
         XCTAssertEqual(h.client.lastResume, .continued)
         XCTAssertEqual(h.client.snapshot, state(9, "/red/blue#green"))
-        XCTAssertEqual(h.takeSent(), [], "nothing missed, nothing to ask again")
+        XCTAssertEqual(h.takeSent(), ["STATS"], "nothing missed, nothing to ask again but the figures")
     }
 
     func test_reconnect_continuedAlone_isLiveAtTheSameRevision() {
@@ -425,7 +517,7 @@ final class SyncClientTests: XCTestCase {
         var h = Harness(.interactive(room: nil, token: nil))
         h.start()
         h.connected()
-        h.receive("SCREEN red red - none Red", "END", "END", "STATE 0 /red", "STAT watchers 1", "END")
+        h.receive("YOU 1 anon control *", "SCREEN red red - none Red", "END", "END", "STATE 0 /red", "STAT watchers 1", "END")
         _ = h.takeAll()
         h.advance(2000)
         XCTAssertEqual(h.takeSent(), ["PING", "STATS"])

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The web client in a real headless Chromium. Usage: Tests/browser/run.sh BIN_DIR [SCREENSHOT_DIR]
 # Installs Debian's chromium, chromium-driver and python3-venv when missing,
-# makes a virtual environment with selenium from PyPI under .build/, and runs
-# web_client_test.py, then wss_test.py (the page over HTTPS and WSS), each
-# under a two-minute bound.
+# makes a virtual environment with selenium (and pillow, for the terminal
+# screenshots) from PyPI under .build/, and runs web_client_test.py, then
+# wss_test.py (the page over HTTPS and WSS), each under a two-minute bound,
+# then scenario_test.py (a team's day: TLS, grants, display mode, sign-in,
+# terminal clients in tmux), whose screenshots go to SCREENSHOT_DIR or
+# .build/scenario-artifacts.
 set -euo pipefail
 bin="${1:-.build/release}"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -18,10 +21,15 @@ if [ -n "$missing" ]; then
     $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
 fi
 venv="$root/.build/browser-venv"
-if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
-    echo "browser: making $venv with selenium"
+if ! "$venv/bin/python" -c 'import selenium, PIL' 2>/dev/null; then
+    echo "browser: making $venv with selenium and pillow"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q selenium
+    "$venv/bin/pip" install -q selenium pillow
 fi
 timeout -k 5 120 "$venv/bin/python" "$here/web_client_test.py" "$bin" "${2:-}"
-exec timeout -k 5 120 "$venv/bin/python" "$here/wss_test.py" "$bin"
+timeout -k 5 120 "$venv/bin/python" "$here/wss_test.py" "$bin"
+# A team's day with the 1.3 features together; its screenshots are kept as artifacts.
+artifacts="${2:-$root/.build/scenario-artifacts}"
+mkdir -p "$artifacts"
+timeout -k 5 240 "$venv/bin/python" "$here/scenario_test.py" "$bin" "$artifacts"
+echo "browser: the scenario's screenshots are in $artifacts"

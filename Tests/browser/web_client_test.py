@@ -262,9 +262,9 @@ def main():
         wait_for(driver, "AT /blue", lambda d: who() == ["nc control -", "wren control /blue"])
         check("netcat changes the room", member.request("SELECT green") == "OK 1")
         wait_for(driver, "the status line shows where the room is",
-                 lambda d: "/green" in d.find_element(By.ID, "detached").text)
+                 lambda d: d.find_element(By.ID, "detached").text == "detached \u00b7 the room is at Green")
         check("a detached page is not moved by the room", driver.find_element(By.ID, "title").text == "Blue"
-              and any(m == "wren (you) \u00b7 control \u00b7 at /blue" for m in members(driver)))
+              and any(m == "wren (you) \u00b7 control \u00b7 at Blue" for m in members(driver)))
         driver.find_element(By.ID, "follow").click()
         wait_for(driver, "following again", lambda d: shows(d, "Green", 1) and d.find_element(By.ID, "detached").text == "")
         wait_for(driver, "AT -", lambda d: who() == ["nc control -", "wren control -"])

@@ -2,7 +2,9 @@
 # Checks the module graph written in README.md and docs/DEVELOPING.md against
 # Package.swift: each doc's table must list every target, with its kind and
 # exactly its dependencies (plugins count as dependencies), and no target
-# that Package.swift no longer declares. Reads text only; no build needed.
+# that Package.swift no longer declares. Reads text only. Then runs every
+# shell example of the docs that starts a daemon or a client (examples.py),
+# with the binaries of $NAVSYNC_BIN_DIR or .build/release.
 #
 # The table sits between the markers <!-- module-graph --> and
 # <!-- /module-graph -->; each row is
@@ -113,6 +115,20 @@ if [ -n "$others" ]; then
 fi
 if ! grep -q "from: \"$version\"" "$root/docs/LIBRARY.md"; then
     echo "FAIL docs/LIBRARY.md: does not say from: \"$version\"" >&2
+    failed=1
+fi
+
+# Every shell example of the docs, the man pages and the /etc/default files
+# that starts navsyncd or navsync, run as written (Tests/docs/examples.py).
+# `make check` sets NAVSYNC_DOCS_TABLES_ONLY=1: the text checks above only,
+# no daemon started (the examples run in `make test`).
+bin=${NAVSYNC_BIN_DIR:-$root/.build/release}
+if [ "${NAVSYNC_DOCS_TABLES_ONLY:-0}" = 1 ]; then
+    echo "skip docs examples (NAVSYNC_DOCS_TABLES_ONLY=1)"
+elif [ -x "$bin/navsyncd" ] && [ -x "$bin/navsync" ]; then
+    python3 "$root/Tests/docs/examples.py" "$bin" "$root" || failed=1
+else
+    echo "FAIL docs examples: no navsyncd and navsync in $bin (build first, or set NAVSYNC_BIN_DIR)" >&2
     failed=1
 fi
 exit $failed

@@ -38,6 +38,8 @@ install -d "$root/etc/default" "$root/usr/share/doc/navsync"
 install -m 644 packaging/deb/default-navsyncd "$root/etc/default/navsyncd"
 install -m 644 packaging/deb/default-navsyncd-fleet "$root/etc/default/navsyncd-fleet"
 install -m 644 packaging/deb/copyright "$root/usr/share/doc/navsync/copyright"
+# The man pages point here for the protocol, the clients and the fleet.
+install -m 644 README.md docs/PROTOCOL.md docs/CLIENT.md docs/BACKPLANE.md "$root/usr/share/doc/navsync/"
 
 # A native package's changelog in Debian's format, from CHANGELOG.md: one
 # entry per version heading, its bullet points' first lines as items.

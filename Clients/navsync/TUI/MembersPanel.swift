@@ -20,7 +20,7 @@ struct PresenceFrame {
     func lines(nameWidth: Int) -> [String] {
         members.map { member in
             let me = member.id == memberID ? " (you)" : ""
-            let place = member.at.map { "at " + $0 } ?? "following"
+            let place = member.at.map { "at " + SpokenRoute.words($0) } ?? "following"
             return (member.name + me).padded(to: nameWidth) + "  " + member.role.rawValue.padded(to: 7) + "  " + place
         }
     }

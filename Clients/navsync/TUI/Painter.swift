@@ -19,6 +19,10 @@ struct Frame {
     var now: UInt64
     /// (1.2) Members, and the room's state while this client is detached.
     var presence = PresenceFrame()
+    /// (1.3) The connection's grant from `WHOAMI` (nil before it answers, or from a 1.1 daemon).
+    var identity: Identity?
+    /// (1.3) A token was given (`--token-file`): a viewer is told about "this token", else about no token.
+    var hasToken = false
 }
 
 /// Draws a `Frame`:
@@ -68,7 +72,7 @@ struct Painter {
         case .menu(let purpose, let selected):
             paintMenu(frame.catalog, purpose: purpose, selected: selected, rows: rows, columns: columns)
         case .help:
-            paintHelp(rows: rows, columns: columns, viewer: frame.ui.isViewer)
+            paintHelp(rows: rows, columns: columns, lines: Self.helpLines(frame))
         case .members:
             paintMembers(frame.presence, rows: rows, columns: columns)
         default:
@@ -106,7 +110,7 @@ struct Painter {
         if case .stopped(let reason) = frame.link {
             // Stopped for good: what to do matters more than a stale screen.
             lines = [("navsync stopped", body | terminal.attributes(bold: true)), ("", body)]
-                + Self.stopAdvice(reason).map { ($0, body) }
+                + Self.stopAdvice(reason, room: frame.room, identity: frame.identity).map { ($0, body) }
             underSheets = false
         }
         let firstRow = 1
@@ -248,15 +252,39 @@ struct Painter {
         default:
             break
         }
-        let count = min(9, frame.catalog.count)
-        let digits = count > 1 ? "1-\(count) select  " : count == 1 ? "1 select  " : ""
-        // Under a sheet, closing it is what the user looks for first.
-        let follow = frame.presence.isDetached ? "f follow  " : ""
-        let keys = frame.snapshot?.sheets.isEmpty ?? true
-            ? " \(follow)m menu  \(digits)p push  s sheet  b pop  n next  r root  w who  ? keys  q quit"
-            : " \(follow)x dismiss  s sheet  m menu  p push  b pop  n next  r root  w who  ? keys  q quit"
-        terminal.put(TextCells.truncate(keys, to: columns, ellipsis: ellipsis), row: row, column: 0, dim)
+        let keys = Self.keyLine(Self.keyHints(frame), columns: columns)
+        terminal.put(keys, row: row, column: 0, dim)
         return nil
+    }
+
+    /// The keys worth a hint on this frame, most useful first. A viewer that
+    /// follows the room is offered only what it may do: who, detach, keys, quit.
+    static func keyHints(_ frame: Frame) -> [String] {
+        if case .stopped = frame.link { return [] }
+        let detached = frame.presence.isDetached
+        if frame.ui.isViewer && !detached { return ["w who", "d detach"] }
+        let count = min(9, frame.catalog.count)
+        let digits = count > 1 ? "1-\(count) select" : count == 1 ? "1 select" : nil
+        // Detached, following again matters most; under a sheet, closing it does.
+        var hints: [String] = detached ? ["f follow"] : []
+        if !(frame.snapshot?.sheets.isEmpty ?? true) { hints.append("x dismiss") }
+        hints += ["m menu", digits, "p push", "s sheet", "b pop", "n next", "r root", "w who"].compactMap { $0 }
+        if !detached { hints.append("d detach") }
+        return hints
+    }
+
+    /// The hints that fit in `columns`, always ending with `? keys  q quit`:
+    /// what does not fit is dropped from the end of the list, never those two.
+    static func keyLine(_ hints: [String], columns: Int) -> String {
+        let tail = ["? keys", "q quit"]
+        var chosen: [String] = []
+        for hint in hints {
+            let candidate = " " + (chosen + [hint] + tail).joined(separator: "  ")
+            if TextCells.width(candidate) > columns { break }
+            chosen.append(hint)
+        }
+        let line = " " + (chosen + tail).joined(separator: "  ")
+        return TextCells.width(line) <= columns ? line : TextCells.prefix(line, fitting: max(0, columns))
     }
 
     private func paintStatus(_ frame: Frame, row: Int, columns: Int) {
@@ -302,14 +330,17 @@ struct Painter {
             rightStyle = terminal.attributes(Style.error, bold: true, reverse: !terminal.hasColors)
         }
         let separator = terminal.unicode ? " · " : " | "
-        let revision = frame.snapshot.map { "rev \($0.revision)" }
+        // Detached, the revision is the room's (which moves on), not the one this screen was taken at.
+        let revision = (frame.presence.roomWhileDetached ?? frame.snapshot).map { "rev \($0.revision)" }
         // (1.2) "How many are here" is the members (fleet-wide), not this daemon's watchers; from a
         // 1.1 daemon, the watchers. While not live the count may be stale, so it is unknown.
         let here = frame.presence.count.map { $0 == 1 ? "1 member" : "\($0) members" }
             ?? frame.watchers.map { $0 == 1 ? "1 watcher" : "\($0) watchers" }
         let watchers = frame.link == .live ? here : (frame.presence.count == nil ? "? watchers" : "? members")
         // (1.2) Detached: say so, and where the room is, before anything else.
-        let detached = frame.presence.roomWhileDetached.map { "detached (room at \($0.route))" }
+        let detached = frame.presence.roomWhileDetached.map {
+            "detached (room at \(SpokenRoute.words(stack: $0.stack, sheets: $0.sheets, unicode: terminal.unicode)))"
+        }
         let address = "\(frame.endpoint)"
         // (1.2) A viewer sees why its keys do nothing.
         let room = "room \(frame.room)" + (frame.ui.isViewer ? " (view only)" : "")
@@ -387,17 +418,28 @@ struct Painter {
                      style | terminal.attributes(dim: true))
     }
 
-    private func paintHelp(rows: Int, columns: Int, viewer: Bool) {
-        let viewerLines = [
-            "this token holds a view grant: the client follows",
-            "the room as others steer it, and offers no key",
-            "that would change it (menu, push, pop, next, root,",
-            "sheets); a control token is needed to steer",
-            "",
-            "Ctrl-L      repaint",
-            "q           quit",
+    /// The key list. A viewer's says why it cannot steer — about its token,
+    /// or, without one, about the daemon letting anyone watch — and still
+    /// lists what it may do: who is here, detach and browse, follow again.
+    static func helpLines(_ frame: Frame) -> [String] {
+        let presence = [
+            "w           who is here, and what each looks at",
+            "d           detach: your keys move only this screen",
+            "f           follow the room again",
         ]
-        let lines = viewer ? viewerLines : [
+        let endings = ["Ctrl-L      repaint", "q           quit"]
+        if frame.ui.isViewer {
+            let why = frame.hasToken
+                ? ["this token holds a view grant: the client follows",
+                   "the room as others steer it and cannot change it;",
+                   "a control token is needed to steer"]
+                : ["you are watching without a token: the client",
+                   "follows the room as others steer it; to steer,",
+                   "start navsync with --token-file FILE (control)"]
+            let browse = ["detached, m 1-9 p b n r s x browse on your own"]
+            return why + [""] + presence + browse + endings
+        }
+        return [
             "m, Tab      menu: pick the screen to show",
             "1-9         select that screen directly",
             "p           push a screen on top (asks for data if needed)",
@@ -406,16 +448,15 @@ struct Painter {
             "r           back to the root screen",
             "s           present a screen as a sheet over all",
             "x           dismiss the top sheet",
-            "w           who is here, and what each looks at",
-            "d           detach: your keys move only this screen",
-            "f           follow the room again",
-            "Ctrl-L      repaint",
-            "q           quit",
+        ] + presence + endings + [
             "",
             "in the menu: arrows or j/k, Enter, d to add data,",
             "             s to show the screen as a sheet",
             "every change shows in every client of the room",
         ]
+    }
+
+    private func paintHelp(rows: Int, columns: Int, lines: [String]) {
         let style = terminal.attributes(Style.menu)
         let width = min(columns - 2, (lines.map { TextCells.width($0) }.max() ?? 0) + 6)
         let height = min(rows - 2, lines.count + 4)
@@ -450,13 +491,28 @@ struct Painter {
         return [TextCells.prefix(needed, fitting: max(0, columns))]
     }
 
-    /// What to tell the user when the client stopped for good.
-    static func stopAdvice(_ reason: String) -> [String] {
+    /// What to tell the user when the client stopped for good. (1.3) A room
+    /// outside the grant names that room and the rooms the grant allows.
+    static func stopAdvice(_ reason: String, room: String, identity: Identity?) -> [String] {
         if reason.hasPrefix("ERR \(ErrorCode.authRequired.rawValue)") {
             return ["this daemon needs a token:", "quit (q) and start navsync with --token-file FILE"]
         }
         if reason.hasPrefix("ERR \(ErrorCode.authFailed.rawValue)") {
             return ["the daemon refused the token from --token-file;", "quit (q) and check the file"]
+        }
+        if reason.hasPrefix("ERR \(ErrorCode.forbidden.rawValue)"), reason.contains("outside") {
+            var lines = ["room \(room) is outside this token's grant"]
+            let allowed = (identity?.rooms ?? "-").split(separator: ",").map(String.init).filter { $0 != "-" }
+            if let first = allowed.first {
+                lines.append("it allows: " + allowed.joined(separator: ", "))
+                lines.append("quit (q) and start navsync with --room \(first)")
+            } else {
+                lines.append("quit (q) and ask for a token that includes it")
+            }
+            return lines
+        }
+        if reason.hasPrefix("ERR \(ErrorCode.forbidden.rawValue) token") {
+            return [reason, "quit (q) and ask for a new token"]
         }
         return [reason, "quit (q) and start navsync again"]
     }

@@ -14,6 +14,7 @@ final class TerminalApp {
     private let driver: ClientDriver
     private let painter: Painter
     private let room: String
+    private let hasToken: Bool
     private var ui = UIState()
     private var dirty = true
     private var lastLoss: String?
@@ -70,6 +71,7 @@ final class TerminalApp {
         self.terminal = terminal
         self.painter = Painter(terminal: terminal)
         self.room = room ?? Names.defaultRoom
+        self.hasToken = token != nil
         var options = naming.applied(to: .interactive(room: room, token: token))
         options.presence = true
         self.driver = ClientDriver(loop: loop, endpoints: endpoints, options: options, tlsCA: tlsCA)
@@ -236,6 +238,8 @@ final class TerminalApp {
         frame.presence = PresenceFrame(members: client.members, memberID: client.memberID,
                                        memberCount: client.memberCount,
                                        roomWhileDetached: detached == nil ? nil : client.snapshot)
+        frame.identity = client.identity
+        frame.hasToken = hasToken
         painter.paint(frame)
     }
 }

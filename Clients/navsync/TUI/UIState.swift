@@ -62,7 +62,7 @@ struct UIState {
     var isDetached = false
 
     /// What a viewer is told when it presses a key that would steer.
-    static let viewerNotice = "view only: this token follows the room and cannot change it (? for help)"
+    static let viewerNotice = "view only: this client follows the room and cannot change it (? for help)"
 
     mutating func post(_ text: String, isError: Bool, now: UInt64) {
         notice = Notice(text: text, isError: isError, until: now + Self.noticeMilliseconds)
