@@ -161,40 +161,6 @@ final class SyncClientTests: XCTestCase {
         XCTAssertEqual(reason, "the daemon closed the connection")
     }
 
-    /// (1.3) A throttled AUTH is transient, even for a one-shot: the client
-    /// comes back after the time named and sends the request again.
-    func test_throttledAuth_retriesAfterTheTimeNamed_withTheRequest() {
-        var h = Harness(.oneShot(room: nil, token: "t0ken-t0ken-t0ken"))
-        h.start()
-        h.connected()
-        let id = h.submit(.get)
-        XCTAssertEqual(h.takeSent(), ["AUTH t0ken-t0ken-t0ken", "GET"])
-        _ = h.takeAll()
-        h.receive("ERR auth-failed throttled, retry in 3 s", "ERR auth-required AUTH <token> first")
-        XCTAssertEqual(h.takeAll().first, .disconnect)
-        guard case .waiting(let retryAt, _, let reason) = h.client.link else { return XCTFail("\(h.client.link)") }
-        XCTAssertEqual(retryAt, h.now + 3000)
-        XCTAssertEqual(reason, "ERR auth-failed throttled, retry in 3 s")
-        h.advance(2999)
-        XCTAssertFalse(h.takeAll().contains(.connect))
-        h.advance(1)
-        XCTAssertTrue(h.takeAll().contains(.connect))
-        h.connected()
-        XCTAssertEqual(h.takeSent(), ["AUTH t0ken-t0ken-t0ken", "GET"])
-        h.receive("OK 0", "STATE 0 /red")
-        XCTAssertTrue(h.takeNotes().contains(.reply(id, .state(state(0, "/red")))))
-    }
-
-    func test_wrongToken_notThrottled_stillStops() {
-        var h = Harness(.oneShot(room: nil, token: "t0ken-t0ken-t0ken"))
-        h.start()
-        h.connected()
-        h.submit(.get)
-        _ = h.takeAll()
-        h.receive("ERR auth-failed unknown token")
-        guard case .stopped = h.client.link else { return XCTFail("\(h.client.link)") }
-    }
-
     /// (1.3) A refusal of the client's own STATS (a grant narrowed by a
     /// reload) is no error of the user's: nothing is reported, polling stops.
     func test_statsRefused_isQuiet_andNotAskedAgain() {
