@@ -165,7 +165,7 @@ final class BackplanePresenceHardeningTests: XCTestCase {
         XCTAssertEqual(try ben.request("WATCH"), "STATE 0 /red")
         let listener = try fleet.daemons[0].connect()
         XCTAssertEqual(try listener.request("JOIN k2"), "STATE 0 /red")
-        XCTAssertEqual(try listener.requestList("WHO").count, 2, "daemon 0 knows ben")
+        XCTAssertTrue(try waitUntil(timeout: 10) { try listener.requestList("WHO").count == 2 }, "daemon 0 knows ben")
         XCTAssertTrue(try waitUntil(timeout: 10) { try roomListed("k2") && hashExists("k2") })
         kill(fleet.daemons[1].pid, SIGKILL)
         XCTAssertNotNil(fleet.daemons[1].waitForExit(5))
