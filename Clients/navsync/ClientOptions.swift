@@ -36,7 +36,7 @@ struct ClientOptions {
     var retry = false
     var wantsHelp = false
     var wantsVersion = false
-    /// (1.2) `--name`: the display name the terminal client and `watch` give themselves.
+    /// `--name`: the display name the terminal client and `watch` give themselves.
     var name: String?
 
     /// The one room of every mode but `watch`.

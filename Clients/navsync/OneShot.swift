@@ -18,7 +18,7 @@ enum OneShot {
         case listing
         /// `PONG hi` as it is.
         case pong
-        /// (1.2) `MEMBER 4 ada control -` as `ada control following`, and
+        /// `MEMBER 4 ada control -` as `ada control following`, and
         /// `MEMBER 5 bo view /red/blue` as `bo view at /red/blue`.
         case members
     }
@@ -37,7 +37,7 @@ enum OneShot {
             case .link(.waiting(let retryAt, _, let reason)) where !driver.client.hasConnected:
                 Output.complain("cannot connect to \(endpoints.map(\.description).joined(separator: ",")) (\(reason)); retrying in \(Output.seconds(retryAt &- driver.now))")
             case .serverError(let error) where error.throttledRetrySeconds != nil:
-                // (1.3) Transient: the client waits as long as the daemon said, then asks again.
+                // Transient: the client waits as long as the daemon said, then asks again.
                 Output.err(TerminalSafeText.escaped(error.line))
                 if let hint = hint(for: error) { Output.complain(hint) }
             case .reply(_, let reply):

@@ -1,7 +1,7 @@
 import NavSyncClient
 import NavSyncCore
 
-/// (1.2) The name the terminal client and `watch` give themselves: `--name`
+/// The name the terminal client and `watch` give themselves: `--name`
 /// when given; otherwise the daemon's name is kept unless it is `anon`, and
 /// then `$USER` is said instead when it is a valid name (COMMANDS.md).
 struct PresenceNaming: Equatable {

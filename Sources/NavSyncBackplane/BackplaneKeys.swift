@@ -39,17 +39,17 @@ public struct BackplaneKeys: Sendable, Equatable {
     public var changesChannel: String { "\(prefix)changes" + databaseSuffix }
     /// A message here means: the stored catalog changed, read it again.
     public var catalogChannel: String { "\(prefix)catalog-changed" + databaseSuffix }
-    /// (1.2) A hash of the room's members: field the member id, value
+    /// A hash of the room's members: field the member id, value
     /// `<name> <role> <at>` (`PresenceMessage`). The daemon a member is on
     /// is the part of its id before the first `.`.
     public func members(_ room: String) -> String { "\(prefix){\(room)}:members" }
-    /// (1.2) A set of the rooms that have (or had) members, read at start-up.
+    /// A set of the rooms that have (or had) members, read at start-up.
     public var presenceRooms: String { "\(prefix)presence-rooms" }
-    /// (1.2) Present while the daemon with this tag is alive: it sets it
+    /// Present while the daemon with this tag is alive: it sets it
     /// with an expiry and renews it with its heartbeat, so its members are
     /// gone once it expires.
     public func daemon(_ tag: String) -> String { "\(prefix)daemon:\(tag)" }
-    /// (1.2) Member changes, a turn's worth per message (`PresenceMessage`).
+    /// Member changes, a turn's worth per message (`PresenceMessage`).
     public var presenceChannel: String { "\(prefix)presence" + databaseSuffix }
 
     /// Ends every channel name, so fleets that differ only in database never

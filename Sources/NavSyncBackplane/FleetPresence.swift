@@ -1,6 +1,6 @@
 import NavSyncCore
 
-/// (1.2) What the store knows of presence across the fleet: this daemon's
+/// What the store knows of presence across the fleet: this daemon's
 /// members (to publish them, and to publish them again after an outage or
 /// after Redis lost its data), the other daemons' members (to tell the hub
 /// they are gone when their daemon's key expires), and this turn's changes
@@ -19,10 +19,10 @@ struct FleetPresence {
     var outbox: [PresenceMessage] = []
     /// The daemon keys being checked now (one check at a time per daemon).
     var checking: Set<String> = []
-    /// (1.3) At most this many members of other daemons are kept (10 ×
+    /// At most this many members of other daemons are kept (10 ×
     /// `--max-clients`), so a flood of fake members costs a bounded table.
     var remoteLimit = Int.max
-    /// (1.3) Members were turned away at the limit since the members were
+    /// Members were turned away at the limit since the members were
     /// last read: once below it again, they are read again.
     var turnedAway = false
 

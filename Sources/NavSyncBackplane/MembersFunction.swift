@@ -1,4 +1,4 @@
-/// (1.3) A room's member changes in Redis, as one Redis function call per
+/// A room's member changes in Redis, as one Redis function call per
 /// room and turn: each member written or deleted in the room's members
 /// hash, in order, then the room's entry in the fleet's set of rooms with
 /// members made to agree with the hash — added while the hash holds

@@ -1,6 +1,6 @@
 import NavSyncCore
 
-/// (1.3) What presence read from Redis must fit, so a member of another
+/// What presence read from Redis must fit, so a member of another
 /// daemon is held to the rules a member of this one is: its `<at>` is `-`
 /// or a route that parses, is written the way a daemon writes routes, and
 /// would fit an `AT` line under this daemon's `--max-line` and

@@ -1,6 +1,6 @@
 import NavSyncCore
 
-/// (1.2) Member changes as the fleet carries them: a daemon publishes the
+/// Member changes as the fleet carries them: a daemon publishes the
 /// changes of a loop turn on the presence channel, a line per change,
 ///
 ///     <epoch> M <room> <id> <name> <role> <at>
@@ -10,7 +10,7 @@ import NavSyncCore
 /// `<name> <role> <at>`. Every field is a single token by the protocol's
 /// own rules (room, id, name, role, route), so a blank separates them safely.
 ///
-/// (1.3) Whoever can write to Redis can write these, so what is read back
+/// Whoever can write to Redis can write these, so what is read back
 /// is checked as strictly as a local member's `NAME` and `AT`
 /// (`PresenceBounds`): a line that fails is reported as rejected, never
 /// passed on, and a message is split on the sending side so it never needs

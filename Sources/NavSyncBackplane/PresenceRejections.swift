@@ -1,4 +1,4 @@
-/// (1.3) Presence read from Redis that was not taken (`presence_rejected`),
+/// Presence read from Redis that was not taken (`presence_rejected`),
 /// and the `warn` line that says so: at most one a second, so whoever
 /// floods the channel with bad lines cannot flood the log as well. The line
 /// names the first problem since the last one and how many followed it.

@@ -39,7 +39,7 @@ extension RedisRoomStore {
                 }
                 attempt.ask(["FUNCTION", "LOAD", "REPLACE", ChangeFunction.source]) { reply in
                     step("FUNCTION LOAD", reply) {
-                        // (1.3) The members function, a library of its own.
+                        // The members function, a library of its own.
                         attempt.ask(["FUNCTION", "LOAD", "REPLACE", MembersFunction.source]) { reply in
                             step("FUNCTION LOAD", reply) { self.agreeOnEpoch(attempt) }
                         }
@@ -147,7 +147,7 @@ extension RedisRoomStore {
             var waiting = names.count + 1
             let oneDone = {
                 waiting -= 1
-                // (1.2) Then the fleet's members; that read makes the store up.
+                // Then the fleet's members; that read makes the store up.
                 if waiting == 0 { self.readFleetMembers(attempt) }
             }
             for room in names.sorted() {
@@ -266,7 +266,7 @@ extension RedisRoomStore {
         heartbeat?.close()
         heartbeat = nil
         heldPushes = nil
-        // (1.3) A read of the members again ends with the attempt; the reconnect reads them anyway.
+        // A read of the members again ends with the attempt; the reconnect reads them anyway.
         heldPresence = nil
         // Reads of the old connections may never be answered; every room is read again on reconnecting.
         recheckingRooms.removeAll()

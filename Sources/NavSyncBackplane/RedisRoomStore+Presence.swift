@@ -2,7 +2,7 @@ import NavSyncCore
 import NavSyncServer
 import RedisClient
 
-/// (1.2) Presence across the fleet (BACKPLANE.md): this daemon's member
+/// Presence across the fleet (BACKPLANE.md): this daemon's member
 /// changes go to Redis once per loop turn (each room's members hash, and one
 /// message on the presence channel with every change of the turn); other
 /// daemons' messages reach the hub as members of theirs. Each daemon keeps a
@@ -11,7 +11,7 @@ import RedisClient
 /// After a connect (an outage, or a Redis that lost its data), the members
 /// are read again and this daemon's own are written again.
 ///
-/// (1.3) A room's members hash and its entry in the set of rooms with
+/// A room's members hash and its entry in the set of rooms with
 /// members change together, in the members function; what is read back
 /// from Redis — the channel and the hashes — is checked line by line
 /// (`PresenceMessage`, `PresenceBounds`) and counted when refused
@@ -131,7 +131,7 @@ extension RedisRoomStore {
         }
     }
 
-    /// (1.3) While up, once the members kept had reached the limit and are
+    /// While up, once the members kept had reached the limit and are
     /// below it again: every members hash is read again (messages of the
     /// channel wait meanwhile), and every follower gets a listing.
     func readMembersAgain(_ attempt: RedisAttempt) {

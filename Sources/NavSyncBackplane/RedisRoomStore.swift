@@ -33,12 +33,12 @@ public final class RedisRoomStore: RoomStore {
         /// Take this daemon's catalog as the fleet's instead of refusing to start.
         public var replaceCatalog: Bool
         public var replyTimeoutMilliseconds: UInt64 = 5_000
-        /// (1.2) `--backplane-auth`: sent with `AUTH` on every connection, reconnects included.
+        /// `--backplane-auth`: sent with `AUTH` on every connection, reconnects included.
         public var credentials: RedisCredentials?
-        /// (1.3) `--max-line`: a member of another daemon whose `AT` line
+        /// `--max-line`: a member of another daemon whose `AT` line
         /// would not fit is not taken.
         public var maxLineBytes: Int = Limits().maxLineBytes
-        /// (1.3) Members of other daemons kept at most: 10 × `--max-clients`.
+        /// Members of other daemons kept at most: 10 × `--max-clients`.
         public var maxRemoteMembers: Int = 10 * Limits().maxClients
 
         public init(endpoint: RedisEndpoint, keys: BackplaneKeys, historyLength: Int, replaceCatalog: Bool) {
@@ -101,14 +101,14 @@ public final class RedisRoomStore: RoomStore {
     var unreadableRooms: [String: String] = [:]
     /// Rooms whose keys are being read again (`recheck`), one read at a time.
     var recheckingRooms: Set<String> = []
-    /// (1.2) Members of this daemon and of the others (RedisRoomStore+Presence).
+    /// Members of this daemon and of the others (RedisRoomStore+Presence).
     var fleetPresence = FleetPresence()
-    /// (1.3) Presence read from Redis and not taken (`presence_rejected`).
+    /// Presence read from Redis and not taken (`presence_rejected`).
     var presenceRejections = PresenceRejections()
-    /// (1.3) While the members are read again: the channel's changes that
+    /// While the members are read again: the channel's changes that
     /// arrived meanwhile, applied after the read.
     var heldPresence: [(epoch: String, change: PresenceMessage)]?
-    /// (1.3) When lines too long to publish were last logged (at most once a second).
+    /// When lines too long to publish were last logged (at most once a second).
     var lastLeftOutWarning: UInt64?
 
     var outages: UInt64 = 0
@@ -198,7 +198,7 @@ public final class RedisRoomStore: RoomStore {
     /// to Redis as one round instead of its first change alone and the rest
     /// a round later.
     public func endOfTurn() {
-        // (1.2) The turn's member changes leave as one message, like a round.
+        // The turn's member changes leave as one message, like a round.
         flushPresence()
         guard !roomsAwaitingRound.isEmpty else { return }
         let rooms = roomsAwaitingRound

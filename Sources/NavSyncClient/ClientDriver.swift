@@ -274,7 +274,7 @@ public final class ClientDriver {
 
     private func read(_ bytes: UnsafeRawBufferPointer, attempt: Int) {
         guard attempt == generation else { return }
-        // (1.3) A plain client on a TLS port reads a TLS alert, not a line: say so in words.
+        // A plain client on a TLS port reads a TLS alert, not a line: say so in words.
         if !heardLine, case .tcp = endpoint, TLSFailureWords.looksLikeTLS(bytes) {
             perform(client.connectionEnded(TLSFailureWords.speaksTLS(endpoint), now: now))
             return

@@ -39,13 +39,13 @@ public struct ClientRequest: Equatable, Sendable {
     /// The rooms with state (`ROOMS`, a navsync addition to the contract).
     public static let rooms = ClientRequest(.rooms)
     public static func ping(_ text: String) -> ClientRequest { ClientRequest(.ping, [text]) }
-    /// (1.2) The room's members (`WHO`).
+    /// The room's members (`WHO`).
     public static let who = ClientRequest(.who)
-    /// (1.2) The name presence shows for this connection (`NAME`).
+    /// The name presence shows for this connection (`NAME`).
     public static func name(_ name: String) -> ClientRequest { ClientRequest(.name, [name]) }
-    /// (1.2) Detach and look at `route` on one's own (`AT <route>`); nil follows the room again (`AT -`).
+    /// Detach and look at `route` on one's own (`AT <route>`); nil follows the room again (`AT -`).
     public static func look(at route: String?) -> ClientRequest { ClientRequest(.at, [route ?? "-"]) }
-    /// (1.2) This connection's member id, name and role (`WHOAMI`).
+    /// This connection's member id, name and role (`WHOAMI`).
     public static let whoami = ClientRequest(.whoami)
 
     /// What the daemon answers with when the command succeeds.
@@ -58,7 +58,7 @@ public struct ClientRequest: Equatable, Sendable {
         case pong
         /// Item lines, then `END`.
         case listing
-        /// (1.2) `YOU <id> <name> <role> <rooms>`
+        /// `YOU <id> <name> <role> <rooms>`
         case identity
     }
 

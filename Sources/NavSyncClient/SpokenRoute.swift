@@ -1,6 +1,6 @@
 import NavSyncCore
 
-/// (1.3) A route as people read it: screens joined like the breadcrumb,
+/// A route as people read it: screens joined like the breadcrumb,
 /// data decoded after a colon, sheets after a plus — `red › blue: Quarterly
 /// numbers`, never `/red/blue:Quarterly%20numbers`. A route that does not
 /// decode is shown as it came, rather than hidden.

@@ -1,6 +1,6 @@
 import NavSyncCore
 
-/// (1.2) Presence in the client's state machine: the greeting names the
+/// Presence in the client's state machine: the greeting names the
 /// connection, asks who it is and follows the room's members; `MEMBER`,
 /// `GONE` and unasked listings keep `members` current.
 extension SyncClient {

@@ -15,7 +15,7 @@ public struct SyncClientOptions: Sendable, Equatable {
     public var loadCatalog: Bool
     /// Ask for `STATS` with every heartbeat (for the watcher count).
     public var pollStats: Bool
-    /// (1.2) Ask `WHOAMI` on every connection, after `AUTH`, so the caller
+    /// Ask `WHOAMI` on every connection, after `AUTH`, so the caller
     /// knows whether it may change the room (`identity`); presence asks it
     /// too, to know which member is itself.
     public var askIdentity = false
@@ -33,12 +33,12 @@ public struct SyncClientOptions: Sendable, Equatable {
     /// A connect attempt that has not completed after this long is abandoned.
     public var connectTimeoutMilliseconds: UInt64
     public var backoff: ReconnectBackoff
-    /// (1.2) Said with `NAME` on every connection, before `WATCH`.
+    /// Said with `NAME` on every connection, before `WATCH`.
     public var name: String?
-    /// (1.2) Said with `NAME` when `name` is nil and the daemon's name for
+    /// Said with `NAME` when `name` is nil and the daemon's name for
     /// this connection is `anon` (`$USER` for the command-line client).
     public var fallbackName: String?
-    /// (1.2) Follow the room's members (`PRESENCE`) and keep `members` current.
+    /// Follow the room's members (`PRESENCE`) and keep `members` current.
     public var presence = false
 
     public init(room: String? = nil, token: String? = nil, watch: Bool, loadCatalog: Bool = false,
@@ -105,7 +105,7 @@ public enum Reply: Equatable, Sendable {
     /// The item lines of a listing, without the closing `END`.
     case listing([String])
     case pong(String)
-    /// (1.2) `WHOAMI`'s answer.
+    /// `WHOAMI`'s answer.
     case identity(Identity)
     case error(ServerError)
     /// The daemon answered with something this client does not understand here.
@@ -136,7 +136,7 @@ public enum ResumeOutcome: Equatable, Sendable {
 public enum ClientNote: Equatable, Sendable {
     case link(Link)
     case snapshot(RoomState, SnapshotCause)
-    /// (1.1) A reconnect's `WATCH <rev>` was answered `CONTINUE <rev>`: the
+    /// A reconnect's `WATCH <rev>` was answered `CONTINUE <rev>`: the
     /// snapshot held is still right, and the missed changes follow as events.
     case continued(after: UInt64)
     /// A change arrived as an `EVENT`; the state is the room after it.
@@ -144,18 +144,18 @@ public enum ClientNote: Equatable, Sendable {
     /// Revisions jumped from the expected one; a resync is on its way.
     case gap(expected: UInt64, received: UInt64)
     /// The catalog from `SCREENS`, with each screen's message from `MESSAGES`
-    /// (1.1): on every connection, and again after the daemon said `CATALOG`.
+    ///: on every connection, and again after the daemon said `CATALOG`.
     case catalog([CatalogEntry])
     /// `STAT` keys and values, from the heartbeat's `STATS`.
     case stats([String: String])
-    /// (1.2) Who this connection is, from `WHOAMI` on every connection
+    /// Who this connection is, from `WHOAMI` on every connection
     /// (with `askIdentity`); nil when the daemon is older than 1.2 and has
     /// no `WHOAMI` (it then lets a connection do everything its token does).
     case identity(Identity?)
     case reply(RequestID, Reply)
     /// An `ERR` that answers none of the caller's requests (a refused greeting, `busy`).
     case serverError(ServerError)
-    /// (1.2) The room's members changed (a listing, an arrival, a change, a departure).
+    /// The room's members changed (a listing, an arrival, a change, a departure).
     case members([Member])
 }
 
@@ -204,7 +204,7 @@ public struct SyncClient {
         /// `WATCH <after>` on a reconnect, to continue from the last revision applied.
         case resume(after: UInt64)
         case user(RequestID)
-        /// (1.2) The greeting's `NAME`, `WHOAMI` and `PRESENCE`, and a `NAME` sent after `WHOAMI`.
+        /// The greeting's `NAME`, `WHOAMI` and `PRESENCE`, and a `NAME` sent after `WHOAMI`.
         case name, whoami, presence, lateName
 
         var isGreeting: Bool {
@@ -219,7 +219,7 @@ public struct SyncClient {
         var purpose: Purpose
         var expectation: ClientRequest.Expectation
         var sentAt: UInt64
-        /// (1.3) A caller's request, kept so it can be sent again when the
+        /// A caller's request, kept so it can be sent again when the
         /// greeting was throttled and the daemon did not run it.
         var request: ClientRequest?
     }
@@ -232,27 +232,27 @@ public struct SyncClient {
     public private(set) var catalog: [CatalogEntry] = []
     /// Watchers of this room, from the last `STATS`.
     public private(set) var watchers: Int?
-    /// (1.2) This connection's identity and grant, from the last `WHOAMI`.
+    /// This connection's identity and grant, from the last `WHOAMI`.
     public private(set) var identity: Identity?
     /// How the latest reconnect's watch began; nil until a reconnect has resumed.
     public private(set) var lastResume: ResumeOutcome?
-    /// (1.2) Members of this room (fleet-wide), from the last `STATS`: what
+    /// Members of this room (fleet-wide), from the last `STATS`: what
     /// a client shows as "how many are here"; nil from a 1.1 daemon.
     public private(set) var memberCount: Int?
-    /// (1.2) The room's members, in arrival order, while `options.presence`.
+    /// The room's members, in arrival order, while `options.presence`.
     public internal(set) var members: [Member] = []
-    /// (1.2) This connection's member id, from `WHOAMI`.
+    /// This connection's member id, from `WHOAMI`.
     public internal(set) var memberID: String?
-    /// (1.2) An unasked listing (`PRESENCE` ... `END`) being read.
+    /// An unasked listing (`PRESENCE` ... `END`) being read.
     var presenceListing: [Member]?
-    /// (1.2) `PRESENCE` was answered on this connection: `MEMBER`/`GONE` lines are live.
+    /// `PRESENCE` was answered on this connection: `MEMBER`/`GONE` lines are live.
     var followsPresence = false
-    /// (1.3) `STATS` may be asked on this connection: only a grant for every
+    /// `STATS` may be asked on this connection: only a grant for every
     /// room (`*`) may read it, so a client that asks `WHOAMI` waits for the
     /// answer, and a refusal (a grant narrowed by a reload) stops the polling
     /// quietly: the figures are the client's bookkeeping, not the user's request.
     private var statsAllowed = false
-    /// (1.3) Said after the reason when a connection ends before the daemon
+    /// Said after the reason when a connection ends before the daemon
     /// sent a single line: set by the driver for a plain TCP address, where
     /// the likely cause is a TLS port (it waits for a handshake and never
     /// answers a line).
@@ -277,7 +277,7 @@ public struct SyncClient {
     private var lastHeartbeatAt: UInt64 = 0
     /// Why the daemon is about to close this connection, if it said so.
     private var farewell: String?
-    /// (1.3) `AUTH` was answered `throttled`: the connection's other answers
+    /// `AUTH` was answered `throttled`: the connection's other answers
     /// are read, then it waits until then (loop milliseconds) and connects
     /// again, with the error line as the reason.
     private var throttled: (until: UInt64, reason: String)?
@@ -398,9 +398,9 @@ public struct SyncClient {
         if case .event(let revision, let op, let route) = parsed {
             return applyEvent(revision: revision, op: op, route: route, now: now)
         }
-        // (1.1) A reloaded catalog is announced unasked; it answers nothing.
+        // A reloaded catalog is announced unasked; it answers nothing.
         if case .catalogChanged = parsed { return catalogChanged(now: now) }
-        // (1.2) Live presence lines and unasked listings answer nothing.
+        // Live presence lines and unasked listings answer nothing.
         if let actions = presenceLine(parsed) { return actions }
         // `busy` is sent unasked, right before the daemon closes; it answers nothing.
         if case .error(let error) = parsed, error.code == ErrorCode.busy.rawValue { return unasked(parsed) }
@@ -543,7 +543,7 @@ public struct SyncClient {
         return actions
     }
 
-    /// (1.3) After a throttled `AUTH`: the lines sent behind it are
+    /// After a throttled `AUTH`: the lines sent behind it are
     /// answered as the anonymous role allows. A caller's request refused for
     /// want of a token waits for the next connection (nothing ran); any
     /// other answer is the caller's. Once all are in, the connection is
@@ -587,7 +587,7 @@ public struct SyncClient {
         case (.user(let id), _):
             actions.append(.note(.reply(id, reply)))
         case (.auth, .error(let error)) where error.throttledRetrySeconds != nil:
-            // (1.3) Transient: the token was not even looked at. Wait as told, then try again.
+            // Transient: the token was not even looked at. Wait as told, then try again.
             throttled = (now + UInt64(error.throttledRetrySeconds ?? 1) * 1000, error.line)
             return [.note(.serverError(error))] + drainThrottled(nil, nil)
         case (.auth, .error(let error)) where error.code == ErrorCode.badArgs.rawValue:
@@ -597,13 +597,13 @@ public struct SyncClient {
             // A protocol 1.0 daemon has no MESSAGES: the catalog simply has none.
             actions.append(.note(.catalog(catalog)))
         case (.name, .error), (.presence, .error), (.lateName, .error):
-            // (1.2) A 1.1 daemon knows no presence: everything else works without it.
+            // A 1.1 daemon knows no presence: everything else works without it.
             break
         case (.whoami, .identity(let identity)):
             self.identity = identity
             actions.append(.note(.identity(identity)))
             actions += identified(identity, now: now)
-            // (1.3) A room-scoped grant takes its counts from presence instead.
+            // A room-scoped grant takes its counts from presence instead.
             if identity.rooms == "*" { actions += startStats(now: now) }
         case (.whoami, _):
             // A daemon before 1.2 has no WHOAMI: it allows everything a token
@@ -612,7 +612,7 @@ public struct SyncClient {
             actions.append(.note(.identity(nil)))
             actions += startStats(now: now)
         case (.stats, .error):
-            // (1.3) Not the user's error: stop asking on this connection.
+            // Not the user's error: stop asking on this connection.
             statsAllowed = false
             watchers = nil
             memberCount = nil
@@ -670,7 +670,7 @@ public struct SyncClient {
         return actions
     }
 
-    /// (1.3) The grant may read `STATS`: ask now, and with every heartbeat.
+    /// The grant may read `STATS`: ask now, and with every heartbeat.
     private mutating func startStats(now: UInt64) -> [ClientAction] {
         guard options.pollStats, !statsAllowed else { return [] }
         statsAllowed = true

@@ -1,4 +1,4 @@
-/// (1.3) What a failed TLS connection means for the user, in words: OpenSSL's
+/// What a failed TLS connection means for the user, in words: OpenSSL's
 /// reasons (`unable to get local issuer certificate`, `wrong version number`)
 /// say what broke, not what to do. The advice comes first and OpenSSL's
 /// reason stays in parentheses, for whoever has to look further.

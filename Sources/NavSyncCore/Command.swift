@@ -9,9 +9,9 @@ public enum Mutation: Sendable, Equatable {
     case next(data: String?)
     /// Stack and sheets become this navigation (a deep link).
     case open(Navigation)
-    /// (1.1) Put a sheet over everything.
+    /// Put a sheet over everything.
     case present(RouteEntry)
-    /// (1.1) Remove the topmost sheet.
+    /// Remove the topmost sheet.
     case dismiss
 
     public var verb: Verb {
@@ -36,7 +36,7 @@ public enum Command: Sendable, Equatable {
     case get
     /// A mutation, optionally guarded by `IF <rev>`.
     case mutate(Mutation, ifRevision: UInt64?)
-    /// Subscribe; (1.1) with a revision, resume after it (`WATCH <rev>`).
+    /// Subscribe; with a revision, resume after it (`WATCH <rev>`).
     case watch(after: UInt64?)
     case unwatch
     case join(room: String)
@@ -50,15 +50,15 @@ public enum Command: Sendable, Equatable {
     case auth(token: String)
     case quit
     case help
-    /// (1.2) This connection's identity and grant.
+    /// This connection's identity and grant.
     case whoami
-    /// (1.2) The display name presence shows for this connection.
+    /// The display name presence shows for this connection.
     case name(String)
-    /// (1.2) Detach and look at this navigation on its own; nil follows the room again.
+    /// Detach and look at this navigation on its own; nil follows the room again.
     case at(Navigation?)
-    /// (1.2) The room's members, once.
+    /// The room's members, once.
     case who
-    /// (1.2) Follow the room's members (`true`), or stop (`PRESENCE OFF`).
+    /// Follow the room's members (`true`), or stop (`PRESENCE OFF`).
     case presence(on: Bool)
 
     /// Commands answered from, or changing, a room's state: with a backplane

@@ -27,7 +27,7 @@ public struct CommandParser: Sendable {
         parse(line, grant: authenticated ? .unrestricted : .unauthenticated, room: Names.defaultRoom)
     }
 
-    /// (1.2) The same, for a connection holding `grant` in `room`: after the
+    /// The same, for a connection holding `grant` in `room`: after the
     /// encoding, the grant judges the verb (and `JOIN`'s room as written)
     /// before anything else about the line is looked at, so a viewer learns
     /// nothing from the parse errors of a mutation it may not send

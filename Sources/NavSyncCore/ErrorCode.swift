@@ -24,11 +24,11 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case authFailed = "auth-failed"
     /// A configured resource bound would be passed.
     case limit = "limit"
-    /// (1.1) `DISMISS` with no sheet presented.
+    /// `DISMISS` with no sheet presented.
     case noSheet = "no-sheet"
     /// Too many connections; the daemon closes this one.
     case busy = "busy"
-    /// (1.2) The connection's grant does not allow the line (its role or its
+    /// The connection's grant does not allow the line (its role or its
     /// rooms); also sent, unasked, for a revoked token or room.
     case forbidden = "forbidden"
     /// The store holding the rooms (the backplane's Redis) cannot be reached; nothing changed.

@@ -1,4 +1,4 @@
-/// (1.1) A room's most recent events, kept as the encoded lines already sent
+/// A room's most recent events, kept as the encoded lines already sent
 /// to watchers, so `WATCH <rev>` can replay what a client missed without
 /// encoding anything again. Bounded twice: at most `maxCount` events, and at
 /// most `maxBytes` of them (a few huge routes reach the byte bound first);

@@ -1,4 +1,4 @@
-/// (1.2) What a connection may do: the least a verb needs (`Verb.Row.access`)
+/// What a connection may do: the least a verb needs (`Verb.Row.access`)
 /// is compared with what the connection holds.
 public enum Role: String, Sendable, CaseIterable, Comparable {
     /// Nothing but the verbs allowed before `AUTH`: an unauthenticated
@@ -20,7 +20,7 @@ public enum Role: String, Sendable, CaseIterable, Comparable {
     }
 }
 
-/// (1.2) One connection's access: a role, the rooms it applies to and the
+/// One connection's access: a role, the rooms it applies to and the
 /// display name it brings to presence. It comes from a grant line of
 /// `--tokens` after `AUTH`, or from `--anonymous` before it. It never holds
 /// the token, so it can be shown, compared and logged freely.
@@ -109,7 +109,7 @@ public struct Grant: Sendable, Equatable {
     public static let authRequired = ProtocolError(.authRequired, "AUTH <token> first")
 }
 
-/// (1.2) What a request's credential (an HTTP `Authorization: Bearer`)
+/// What a request's credential (an HTTP `Authorization: Bearer`)
 /// comes to.
 public enum Credential: Sendable, Equatable {
     /// A good token's grant, or the anonymous role for a request without one.
@@ -118,10 +118,10 @@ public enum Credential: Sendable, Equatable {
     case missing
     /// A token that is no grant's: a failure.
     case wrong
-    /// (1.3) A token that verified but does not hold now (`token expired`):
+    /// A token that verified but does not hold now (`token expired`):
     /// a failure, answered `401` with `error="invalid_token"`.
     case refused(String)
-    /// (1.3) The request's address is throttled for guessing: the token was
+    /// The request's address is throttled for guessing: the token was
     /// not checked; `401` with `Retry-After`.
     case throttled(retryAfterSeconds: Int)
 }

@@ -1,4 +1,4 @@
-/// (1.2) The `--tokens` file: one grant a line, `ROLE ROOMS TOKEN [NAME]`,
+/// The `--tokens` file: one grant a line, `ROLE ROOMS TOKEN [NAME]`,
 /// fields separated by runs of spaces or tabs; blank lines and lines whose
 /// first non-blank character is `#` are ignored (a `#` later on a line is
 /// part of it: tokens may hold one). The whole file is judged before any of

@@ -52,7 +52,7 @@ public enum JournalFile {
 
     private static let knownOps = Set(Verb.mutations.map(\.op))
 
-    /// 2 since routes may carry sheets (1.1); version 1 files, written
+    /// 2 since routes may carry sheets; version 1 files, written
     /// before sheets existed, hold only plain stacks and load as they are.
     static let formatVersion = 2
     static let readableVersions: ClosedRange<Int> = 1...2

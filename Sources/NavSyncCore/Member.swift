@@ -1,4 +1,4 @@
-/// (1.2) One member of a room as presence shows it: a connection that
+/// One member of a room as presence shows it: a connection that
 /// watches the room, on this daemon or (with a backplane) another one.
 public struct Member: Sendable, Equatable, Hashable {
     /// Unique among the fleet's connections for as long as the daemon runs.

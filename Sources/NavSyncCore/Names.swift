@@ -23,7 +23,7 @@ public enum Names {
         }
     }
 
-    /// (1.2) A member's display name (`NAME`, a grant's `<name>`): 1 to 64
+    /// A member's display name (`NAME`, a grant's `<name>`): 1 to 64
     /// bytes of `A-Z a-z 0-9 _ . @ -`.
     public static func isValidMemberName<S: StringProtocol>(_ name: S) -> Bool {
         let bytes = name.utf8

@@ -1,4 +1,4 @@
-/// What a room shows: the navigation stack, and (1.1) the sheets presented
+/// What a room shows: the navigation stack, and the sheets presented
 /// modally over it, like SwiftUI's `.sheet` over a `NavigationStack`. Both
 /// are bottom first; the last sheet, if any, is what the user looks at.
 public struct Navigation: Sendable, Equatable, Hashable, ExpressibleByArrayLiteral {

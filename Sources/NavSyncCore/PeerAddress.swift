@@ -1,4 +1,4 @@
-/// (1.3) A peer as the guessing throttle and the TLS handshake share count
+/// A peer as the guessing throttle and the TLS handshake share count
 /// it (PROTOCOL.md *Guessing*): one IPv4 address; an IPv6 network of 64
 /// bits, because one host is routinely given a whole /64 and could change
 /// addresses within it at will; and every Unix-socket peer as one address,

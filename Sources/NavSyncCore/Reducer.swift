@@ -1,7 +1,7 @@
 /// The pure step function: a room's state and a mutation in, the new state
 /// out. No IO, no clocks; the server is the store that calls it.
 ///
-/// (1.1) PUSH, POP, ROOT and NEXT change the stack and leave sheets as they
+/// PUSH, POP, ROOT and NEXT change the stack and leave sheets as they
 /// are; PRESENT and DISMISS change sheets only; SELECT and OPEN replace both
 /// (SELECT leaves no sheet).
 public enum Reducer {

@@ -1,5 +1,5 @@
 /// What one room holds: a non-empty stack whose last entry is the presented
-/// screen, (1.1) the sheets over it, and a revision that grows by exactly one
+/// screen, the sheets over it, and a revision that grows by exactly one
 /// per change.
 public struct RoomState: Sendable, Equatable {
     public var stack: [RouteEntry]

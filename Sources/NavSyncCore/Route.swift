@@ -1,5 +1,5 @@
 /// The path form of a room's navigation: the stack as `/viewA/viewB:some%20data`,
-/// then (1.1) each sheet introduced by `#`, as in `/red/green#blue:a%20note#red`.
+/// then each sheet introduced by `#`, as in `/red/green#blue:a%20note#red`.
 /// Data is percent-encoded so a route is one token with no spaces, slashes,
 /// colons or `#` of its own; everything outside `A-Z a-z 0-9 - . _ ~` is
 /// escaped. A navigation without sheets is written exactly as in version 1.
@@ -135,9 +135,9 @@ public enum RouteError: Error, Equatable, CustomStringConvertible {
     case badName(String)
     case badEscape
     case notUTF8
-    /// (1.1) `/red#`, `/red##blue`: a `#` must be followed by one entry.
+    /// `/red#`, `/red##blue`: a `#` must be followed by one entry.
     case emptySheet
-    /// (1.1) `/red#blue/green`: a sheet is a single entry.
+    /// `/red#blue/green`: a sheet is a single entry.
     case sheetWithSlash
 
     public var description: String {

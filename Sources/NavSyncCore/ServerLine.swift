@@ -14,7 +14,7 @@ public struct ServerError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { line }
 
-    /// (1.3) `ERR auth-failed throttled, retry in N s`: the daemon did not
+    /// `ERR auth-failed throttled, retry in N s`: the daemon did not
     /// look at the token because this address guessed too often; N, the
     /// seconds to wait before trying again, or nil for any other error.
     /// Transient: clients wait and try again rather than give up.
@@ -26,7 +26,7 @@ public struct ServerError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// (1.2) `YOU <id> <name> <role> <rooms>`: who this connection is to the
+/// `YOU <id> <name> <role> <rooms>`: who this connection is to the
 /// daemon (`WHOAMI`). The role is kept as the daemon wrote it.
 public struct Identity: Equatable, Sendable {
     public var id: String
@@ -55,9 +55,9 @@ public enum ServerLine: Equatable, Sendable {
     case state(revision: UInt64, route: String)
     /// `EVENT <rev> <op> <route>`: only ever unasked, to a watcher.
     case event(revision: UInt64, op: String, route: String)
-    /// (1.1) `CONTINUE <rev>`: the answer to `WATCH <rev>`; the missed events follow.
+    /// `CONTINUE <rev>`: the answer to `WATCH <rev>`; the missed events follow.
     case continued(revision: UInt64)
-    /// (1.1) `CATALOG`: unasked, to a watcher; the catalog was reloaded.
+    /// `CATALOG`: unasked, to a watcher; the catalog was reloaded.
     case catalogChanged
     case error(ServerError)
     case pong(String)
@@ -66,13 +66,13 @@ public enum ServerLine: Equatable, Sendable {
     case item(String)
     case end
     case bye
-    /// (1.2) The answer to `WHOAMI`.
+    /// The answer to `WHOAMI`.
     case you(Identity)
-    /// (1.2) `MEMBER <id> <name> <role> <at>`: an item of a presence listing, or a live change.
+    /// `MEMBER <id> <name> <role> <at>`: an item of a presence listing, or a live change.
     case member(Member)
-    /// (1.2) `GONE <id>`: a member left.
+    /// `GONE <id>`: a member left.
     case gone(id: String)
-    /// (1.2) `PRESENCE` alone: an unasked presence listing starts (after `JOIN`, or a resync).
+    /// `PRESENCE` alone: an unasked presence listing starts (after `JOIN`, or a resync).
     case presenceListing
     case other(String)
 
@@ -132,7 +132,7 @@ public struct CatalogEntry: Equatable, Sendable {
     public var next: String?
     public var data: DataRule
     public var title: String
-    /// (1.1) The screen's `message` from the catalog, as `MESSAGES` lists it; nil when it has none.
+    /// The screen's `message` from the catalog, as `MESSAGES` lists it; nil when it has none.
     public var message: String?
 
     public init(name: String, color: ScreenColor?, next: String?, data: DataRule, title: String,
@@ -163,7 +163,7 @@ public struct CatalogEntry: Equatable, Sendable {
 }
 
 extension CatalogEntry {
-    /// (1.1) Reads one `MESSAGE <name> <message>` line of a `MESSAGES` listing;
+    /// Reads one `MESSAGE <name> <message>` line of a `MESSAGES` listing;
     /// nil for anything else. The message is the rest of the line, kept as sent.
     public static func message(fromLine line: String) -> (screen: String, message: String)? {
         let (verb, rest) = ServerLine.split(Substring(line))

@@ -1,5 +1,5 @@
 /// The line protocol's one table: every verb the daemon knows, with the
-/// shape of its arguments, whether `IF` may guard it, (1.2) the least role
+/// shape of its arguments, whether `IF` may guard it, the least role
 /// and room grant it needs, and its `HELP` line. The parser, `HELP`, `IF`'s rules, the
 /// `EVENT` op names and the client's request encoder all read it, so a new
 /// verb is one row here plus the places the compiler then points at (the
@@ -55,7 +55,7 @@ public enum Verb: String, CaseIterable, Sendable {
         case guardedMutation
         /// Nothing, or one revision.
         case optionalRevision
-        /// (1.2) Exactly one member name (`Names.isValidMemberName`).
+        /// Exactly one member name (`Names.isValidMemberName`).
         case memberName
     }
 
@@ -69,14 +69,14 @@ public enum Verb: String, CaseIterable, Sendable {
         /// A change to the room's state: `IF` may guard it, and its `EVENT`
         /// carries `op`.
         public var isMutation: Bool
-        /// (1.2) Who may run it: one column the hub's access policy reads.
+        /// Who may run it: one column the hub's access policy reads.
         public var access: Access
 
         /// May be sent by a connection with no role (before `AUTH`).
         public var allowedBeforeAuth: Bool { access.role == .none }
     }
 
-    /// (1.2) What a verb asks of a connection's grant.
+    /// What a verb asks of a connection's grant.
     public struct Access: Sendable, Equatable {
         /// Which room the grant must cover.
         public enum RoomRule: Sendable, Equatable {

@@ -8,10 +8,10 @@ public enum Wire {
         line("STATE \(state.revision) \(state.route)")
     }
 
-    /// (1.1) The answer to `WATCH <rev>` when the missed events follow.
+    /// The answer to `WATCH <rev>` when the missed events follow.
     public static func continued(after revision: UInt64) -> [UInt8] { line("CONTINUE \(revision)") }
 
-    /// (1.1) Sent unasked to watchers after a reload changed the catalog.
+    /// Sent unasked to watchers after a reload changed the catalog.
     public static let catalogChanged: [UInt8] = line("CATALOG")
 
     public static func event(_ state: RoomState, op: String) -> [UInt8] {
@@ -28,7 +28,7 @@ public enum Wire {
 
     public static let bye: [UInt8] = line("BYE")
 
-    /// (1.2) `WHOAMI`'s answer: `YOU <id> <name> <role> <rooms>`; the name
+    /// `WHOAMI`'s answer: `YOU <id> <name> <role> <rooms>`; the name
     /// is the one `NAME` set, else the grant's.
     public static func you(id: String, name: String? = nil, grant: Grant) -> [UInt8] {
         line("YOU \(id) \(name ?? grant.name) \(grant.role.rawValue) \(grant.roomsText)")
@@ -42,7 +42,7 @@ public enum Wire {
         return Array((text + "END\n").utf8)
     }
 
-    /// (1.1) `MESSAGE <name> <message>` for each screen that has one, then `END`.
+    /// `MESSAGE <name> <message>` for each screen that has one, then `END`.
     public static func messages(_ catalog: Catalog) -> [UInt8] {
         var text = ""
         for s in catalog.screens where !s.message.isEmpty {

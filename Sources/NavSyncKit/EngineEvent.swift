@@ -13,11 +13,11 @@ enum EngineEvent: Sendable, Equatable {
     case event(RoomState, op: String)
     case reply(Ticket, Reply)
     /// An `ERR` that answers no mutation: a refused greeting, `busy`,
-    /// (1.2) a revoked token or room.
+    /// a revoked token or room.
     case serverError(ServerError)
-    /// (1.2) `WHOAMI`'s answer on a new connection; nil from a daemon before 1.2.
+    /// `WHOAMI`'s answer on a new connection; nil from a daemon before 1.2.
     case identity(Identity?)
-    /// (1.2) The room's members, the whole list after each change.
+    /// The room's members, the whole list after each change.
     case members([Member])
     /// The loop thread has closed everything and ended.
     case finished
@@ -47,7 +47,7 @@ struct EngineOutbox {
 
     /// Queues one event; returns true when the caller must schedule a delivery.
     mutating func append(_ event: EngineEvent) -> Bool {
-        // (1.2) Each member list is whole: one waiting is replaced by the newer one.
+        // Each member list is whole: one waiting is replaced by the newer one.
         if case .members = event, case .members? = events.last {
             events[events.count - 1] = event
             defer { deliveryScheduled = true }

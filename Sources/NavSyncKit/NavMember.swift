@@ -1,6 +1,6 @@
 import NavSyncCore
 
-/// (1.2) Someone in the room: a connection that watches it, on this daemon
+/// Someone in the room: a connection that watches it, on this daemon
 /// or another daemon of the fleet.
 public struct NavMember: Hashable, Sendable, Identifiable {
     /// Unique among the fleet's connections for the connection's life.

@@ -1,7 +1,7 @@
 import NavSyncClient
 import NavSyncCore
 
-/// (1.2) Who else is here: the object follows `PRESENCE` itself, so
+/// Who else is here: the object follows `PRESENCE` itself, so
 /// `members` and `me` change on the main actor as people arrive, look
 /// elsewhere and leave; `look(at:)` and `follow()` say where this object
 /// looks (`AT`), which changes nothing in the room.

@@ -37,23 +37,23 @@ public final class SharedNavigation<Screen: NavScreen> {
     public private(set) var revision: UInt64 = 0
     /// Where the connection stands.
     public private(set) var connection: NavConnectionState = .idle
-    /// (1.2) What this connection's grant lets it do, from `WHOAMI`: `.view`
+    /// What this connection's grant lets it do, from `WHOAMI`: `.view`
     /// until `start()` returns; `.control` against a daemon before 1.2.
     public private(set) var role: NavRole = .view
-    /// (1.2) The room's members in the order they arrived, this object
+    /// The room's members in the order they arrived, this object
     /// included (SharedNavigation+Presence). Empty until `start()` returns,
     /// and from a 1.1 daemon.
     public internal(set) var members: [NavMember] = []
-    /// (1.2) This object's own member, once it watches.
+    /// This object's own member, once it watches.
     public internal(set) var me: NavMember?
 
     @ObservationIgnored private let address: String
     @ObservationIgnored private let room: String
     @ObservationIgnored private let token: String?
     @ObservationIgnored private let tlsCA: String?
-    /// (1.2) Said with `NAME`; nil keeps the daemon's name.
+    /// Said with `NAME`; nil keeps the daemon's name.
     @ObservationIgnored private let name: String?
-    /// (1.2) This connection's member id, from `WHOAMI`.
+    /// This connection's member id, from `WHOAMI`.
     @ObservationIgnored var memberID: String?
     @ObservationIgnored private var engine: NavEngine?
     /// Bumped for every engine, so late events of an earlier one are ignored.
@@ -69,7 +69,7 @@ public final class SharedNavigation<Screen: NavScreen> {
     /// Mutations the daemon acknowledged whose revision the object does not show yet.
     @ObservationIgnored private var awaitingRevision: [(revision: UInt64, waiter: CheckedContinuation<UInt64, Error>)] = []
     @ObservationIgnored private var streams = ChangeStreams<Screen>()
-    /// (1.2) A member list that came before the first state.
+    /// A member list that came before the first state.
     @ObservationIgnored private var pendingMembers: [Member]?
 
     /// Makes an idle object; nothing happens until `start()`.
@@ -82,7 +82,7 @@ public final class SharedNavigation<Screen: NavScreen> {
     ///     certificate is always checked against HOST.
     ///   - room: the room to follow; `main` is the one every connection starts in.
     ///   - token: sent with `AUTH` first, for a daemon started with `--token-file`.
-    ///   - name: (1.2) the name the others see in their `members` (`NAME`);
+    ///   - name: the name the others see in their `members` (`NAME`);
     ///     nil keeps the daemon's (the grant's, else `anon`).
     ///   - tlsCA: a PEM file of certificates trusted for `tls://` addresses
     ///     besides the system's roots (as `navsync --tls-ca`), e.g. for a
@@ -322,7 +322,7 @@ public final class SharedNavigation<Screen: NavScreen> {
         if isStarting, error.code == ErrorCode.busy.rawValue {
             fail(reason: error.line, error: .server(code: error.code, message: error.message))
         }
-        // (1.2) A token or room revoked while running: retrying would be refused again.
+        // A token or room revoked while running: retrying would be refused again.
         if error.code == ErrorCode.forbidden.rawValue,
            error.message.hasPrefix("token revoked") || error.message.hasPrefix("room revoked") {
             fail(reason: error.line, error: .server(code: error.code, message: error.message))
@@ -352,7 +352,7 @@ public final class SharedNavigation<Screen: NavScreen> {
             connection = .connected
         }
         if first {
-            // (1.2) Members listed before the first state are shown with it, so `start()` returns with both.
+            // Members listed before the first state are shown with it, so `start()` returns with both.
             if let pending = pendingMembers { membersChanged(pending) }
             pendingMembers = nil
             let waiters = startWaiters

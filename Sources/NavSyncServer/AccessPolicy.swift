@@ -1,9 +1,9 @@
 import NavSyncCore
 
-/// (1.2) Who may do what, for every door: the grants table (token → grant),
+/// Who may do what, for every door: the grants table (token → grant),
 /// what a connection holds before `AUTH` (`--anonymous`), and the record of
 /// failed credentials (the `auth_failures` figure and its rate-limited
-/// `warn` line). (1.3) Every presented token is judged here (`check`), with
+/// `warn` line). Every presented token is judged here (`check`), with
 /// the guessing throttle in front of it, so every door throttles alike. The per-line judgement itself is the grant's
 /// (`Grant.refusal`, from the `Verb` table's access column); this type says
 /// which grant a connection holds.
@@ -24,11 +24,11 @@ public final class AccessPolicy {
     public let anonymous: Grant
     /// Failed `AUTH` lines and Bearer headers since the daemon started.
     public private(set) var failures: UInt64 = 0
-    /// (1.3) Those of them answered `throttled`, unchecked (`auth_throttled`).
+    /// Those of them answered `throttled`, unchecked (`auth_throttled`).
     public private(set) var throttledCount: UInt64 = 0
-    /// (1.3) Guesses by address (PROTOCOL.md *Guessing*).
+    /// Guesses by address (PROTOCOL.md *Guessing*).
     private var throttle = GuessThrottle()
-    /// (1.3) The throttle's clock: the loop's milliseconds in the daemon.
+    /// The throttle's clock: the loop's milliseconds in the daemon.
     private let milliseconds: () -> UInt64
     private var failuresSinceLastLine: UInt64 = 0
     private var lastLoggedSecond: UInt64?
@@ -41,7 +41,7 @@ public final class AccessPolicy {
     ///   - anonymous: the role before `AUTH`; nil takes the default
     ///     (`control` without tokens, `none` with them).
     ///   - seconds: a clock for the one-warning-a-second rule.
-    ///   - milliseconds: (1.3) the guessing throttle's clock.
+    ///   - milliseconds: the guessing throttle's clock.
     public init(grants: [GrantsFile.Entry], tokensConfigured: Bool, anonymous: Role?, log: Logger,
                 seconds: @escaping () -> UInt64, milliseconds: @escaping () -> UInt64) {
         hasTokens = tokensConfigured
@@ -52,7 +52,7 @@ public final class AccessPolicy {
         replaceGrants(grants)
     }
 
-    /// (1.3) What a token presented on any door (`AUTH`, a Bearer header, a
+    /// What a token presented on any door (`AUTH`, a Bearer header, a
     /// WebSocket's `AUTH`) comes to, from a peer at `address`. A throttled
     /// address's token is not looked at. A token that does not verify is a
     /// guess and counts towards its address's throttle.
@@ -95,7 +95,7 @@ public final class AccessPolicy {
     /// Counts one failed credential and logs it at `warn` with the peer's
     /// address, at most one line a second for the whole daemon (the line
     /// says how many failures it stands for). Never the token.
-    /// (1.3) `throttled`: the token was not checked (`auth_throttled` too).
+    /// `throttled`: the token was not checked (`auth_throttled` too).
     public func noteFailure(_ what: String, peer: String, throttled: Bool = false) {
         failures += 1
         if throttled { throttledCount += 1 }
@@ -119,7 +119,7 @@ public final class AccessPolicy {
     }
 }
 
-/// (1.3) The outcome of one presented token (`AccessPolicy.check`).
+/// The outcome of one presented token (`AccessPolicy.check`).
 public enum TokenCheck: Equatable, Sendable {
     /// A grant's token: the grant it unlocks.
     case granted(Grant)

@@ -12,7 +12,7 @@ public enum CloseReason: Equatable, Sendable, CustomStringConvertible {
     case authFailed
     /// The daemon is stopping.
     case shutdown
-    /// (1.2) A reload removed the token this connection authenticated with.
+    /// A reload removed the token this connection authenticated with.
     case tokenRevoked
     /// An HTTP exchange or a WebSocket ended (the reason says how).
     case web(String)

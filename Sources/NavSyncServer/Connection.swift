@@ -41,7 +41,7 @@ public protocol Connection: AnyObject {
     func closeAfterSending()
     /// For logs: "127.0.0.1:51234" or "unix".
     var peerDescription: String { get }
-    /// (1.3) The peer as the guessing throttle counts it (PROTOCOL.md *Guessing*).
+    /// The peer as the guessing throttle counts it (PROTOCOL.md *Guessing*).
     var peerAddress: PeerAddress { get }
 }
 

@@ -1,4 +1,4 @@
-/// (1.3) Where every per-connection line goes (a connection opened, closed,
+/// Where every per-connection line goes (a connection opened, closed,
 /// refused, a TLS handshake that failed): through `ConnectionLogBudget`, so
 /// past 50 of them in one second the rest of that second becomes one
 /// summary line. The daemon gives it a timer (`scheduleSummary`) so the

@@ -1,4 +1,4 @@
-/// (1.3) The rule that keeps a flood of connections from flooding the log
+/// The rule that keeps a flood of connections from flooding the log
 /// (PROTOCOL.md *Guessing*): per-connection lines are written as before,
 /// up to `linesPerSecond` in one second of the clock; the rest of that
 /// second is counted, and summarised in one line when the second ends.

@@ -1,6 +1,6 @@
 import NavSyncCore
 
-/// (1.3) The guessing throttle (PROTOCOL.md *Guessing*): an address is
+/// The guessing throttle (PROTOCOL.md *Guessing*): an address is
 /// throttled while more than `guessesAllowed` of its guesses fall within
 /// the last `windowMilliseconds`. While it is, its tokens are not checked
 /// at all, so it learns nothing from them and costs no comparison.

@@ -25,7 +25,7 @@ final class Room {
     /// Counts the turns in which this room had events; a cursor is valid only for the turn it was taken in.
     private(set) var turn: UInt64 = 1
 
-    /// (1.1) The latest changes as the encoded `EVENT` lines, for `WATCH <rev>`.
+    /// The latest changes as the encoded `EVENT` lines, for `WATCH <rev>`.
     var history: EventHistory
 
     init(state: RoomState? = nil, limits: Limits) {

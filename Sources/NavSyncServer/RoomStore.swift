@@ -52,16 +52,16 @@ public protocol RoomStore: AnyObject {
     /// (`undurableChangesSettled`); returns false when they were taken back.
     func makeChangesDurable() -> Bool
 
-    /// (1.2) Put before each session number to make the member id: what
+    /// Put before each session number to make the member id: what
     /// tells this daemon's members from those of the rest of a fleet
     /// (empty for a daemon of its own).
     var memberIDPrefix: String { get }
 
-    /// (1.2) A member of this daemon arrived in `room` or changed: a
+    /// A member of this daemon arrived in `room` or changed: a
     /// backplane tells the fleet; a daemon of its own has nobody to tell.
     func memberChanged(_ member: Member, in room: String)
 
-    /// (1.2) A member of this daemon left `room`.
+    /// A member of this daemon left `room`.
     func memberGone(_ id: String, from room: String)
 }
 
@@ -127,17 +127,17 @@ public protocol RoomStoreDelegate: AnyObject {
     /// into `ERR internal`.
     func undurableChangesSettled(durable: Bool)
 
-    /// (1.2) A member of another daemon arrived in `room` or changed.
+    /// A member of another daemon arrived in `room` or changed.
     func memberChangedElsewhere(_ member: Member, in room: String)
-    /// (1.2) A member of another daemon left `room`.
+    /// A member of another daemon left `room`.
     func memberGoneElsewhere(_ id: String, from room: String)
-    /// (1.2) The fleet's members of `room` as read again from the store
+    /// The fleet's members of `room` as read again from the store
     /// (after a reconnect): whoever is not in `members` is gone, whoever is
     /// not listed yet arrived; nothing is sent for it yet.
     func membersReplaced(in room: String, with members: [Member])
-    /// (1.2) The rooms whose members are held.
+    /// The rooms whose members are held.
     var roomsWithMembers: [String] { get }
-    /// (1.2) After the members were read again: every presence follower is
+    /// After the members were read again: every presence follower is
     /// sent its room's listing.
     func relistPresence()
 }

@@ -5,10 +5,10 @@ import NavSyncCore
 /// Server+Figures.swift): a room for `/rooms/NAME`, the token, and ending a
 /// session that never spoke the line protocol. Nothing here runs on the line protocol's path.
 extension Server {
-    /// (1.2) What an HTTP request's Bearer token (nil: none sent) comes to.
+    /// What an HTTP request's Bearer token (nil: none sent) comes to.
     /// On a daemon without tokens any request holds the anonymous role, a
     /// token or not, as before 1.2. A failure is counted and logged here;
-    /// (1.3) from a throttled address the token is not checked.
+    /// from a throttled address the token is not checked.
     public func credential(bearer token: String?, from session: Session) -> Credential {
         guard let token, access.hasTokens else {
             return access.anonymous.role == .none ? .missing : .granted(access.anonymous)
@@ -28,7 +28,7 @@ extension Server {
         }
     }
 
-    /// (1.2) `/rooms`: `{"rooms":[{"room":…,"rev":…},…]}`, the rooms with
+    /// `/rooms`: `{"rooms":[{"room":…,"rev":…},…]}`, the rooms with
     /// state this grant covers, sorted by name.
     public func roomListJSON(visibleTo grant: Grant) -> [UInt8] {
         let listed = rooms.changedRoomsByName().filter { grant.covers($0.name) }

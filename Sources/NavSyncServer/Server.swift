@@ -20,9 +20,9 @@ public final class Server {
 
     /// Every room in memory, with the counts of changed rooms and watchers.
     let rooms: RoomRegistry
-    /// (1.2) Every room's members and presence followers (Server+Presence).
+    /// Every room's members and presence followers (Server+Presence).
     let presence = PresenceTable()
-    /// (1.2) Grants, the anonymous role and failed credentials, for every door.
+    /// Grants, the anonymous role and failed credentials, for every door.
     public let access: AccessPolicy
     var sessions: [ObjectIdentifier: Session] = [:]
     private var nextSessionID = 1
@@ -48,7 +48,7 @@ public final class Server {
     var changesMade: UInt64 = 0
     /// Rows of figures kept outside the hub (see `addFigures`).
     var figureSources: [() -> [Figure]] = []
-    /// (1.3) Per-connection log lines, summarised past 50 a second; the
+    /// Per-connection log lines, summarised past 50 a second; the
     /// daemon's TLS handshakes write through it too.
     public let connectionLog: ConnectionLog
 
@@ -77,7 +77,7 @@ public final class Server {
     /// - Parameters:
     ///   - rooms: the rooms the store holds at start.
     ///   - store: decides and keeps changes; the server becomes its delegate.
-    ///   - milliseconds: (1.3) a finer clock, for the guessing throttle and
+    ///   - milliseconds: a finer clock, for the guessing throttle and
     ///     the connection log's seconds (the loop's, in the daemon); nil
     ///     takes `secondsSinceStart` in milliseconds.
     public init(config: ServerConfig, catalog: Catalog, rooms loaded: [String: RoomState],
@@ -153,7 +153,7 @@ public final class Server {
         }
     }
 
-    /// The peer finished sending: (1.1) it is gone, watching or not, as in
+    /// The peer finished sending: it is gone, watching or not, as in
     /// Redis and NATS. A daemon cannot tell a half-close from a client that
     /// exited, and a watcher kept for a departed client holds a slot and
     /// inflates the counts for as long as its room stays quiet. Everything
@@ -215,7 +215,7 @@ public final class Server {
         case .tooLong:
             fanOut.reply(session, Wire.error(ProtocolError(.lineTooLong, "line longer than \(limits.maxLineBytes) bytes; discarded")))
         case .line(let line):
-            // (1.2) The grant judges the verb before the arguments (see `parse`).
+            // The grant judges the verb before the arguments (see `parse`).
             guard let parsed = parser.parse(line, grant: session.grant, room: session.room) else { return }
             commandsHandled += 1
             if log.isDebugEnabled {
@@ -305,9 +305,9 @@ public final class Server {
         }
     }
 
-    /// (1.2) A good token replaces whatever the connection held (the
+    /// A good token replaces whatever the connection held (the
     /// anonymous role or an earlier grant); a wrong one leaves it as it was
-    /// and counts towards the third, which closes the connection. (1.3) So
+    /// and counts towards the third, which closes the connection. So
     /// does an `AUTH` from a throttled address, answered without a look at
     /// its token.
     private func authenticate(_ session: Session, _ token: String) {
@@ -363,7 +363,7 @@ public final class Server {
         fanOut.reply(session, Wire.error(ProtocolError(.forbidden, "room revoked")))
     }
 
-    /// (1.2) A reload of the grants: a connection whose token is gone is told
+    /// A reload of the grants: a connection whose token is gone is told
     /// `forbidden token revoked` and closed; one whose grant changed holds
     /// the new one at once. Connections that never authenticated keep the
     /// anonymous role, which a reload does not change.
@@ -393,7 +393,7 @@ public final class Server {
 
     func state(of name: String) -> RoomState { rooms.state(of: name) }
 
-    /// `WATCH` and (1.1) `WATCH <rev>`: subscribe (or renew the subscription)
+    /// `WATCH` and `WATCH <rev>`: subscribe (or renew the subscription)
     /// and answer with a snapshot, or with `CONTINUE <rev>` and the events
     /// after `<rev>` when the room's history still holds all of them. The
     /// replayed events are queued like live ones, so a replay too big for
@@ -512,7 +512,7 @@ public final class Server {
     }
 
     /// New mutations are checked against the new catalog; stacks already
-    /// held stay as they are even if they name screens it dropped. (1.1) A
+    /// held stay as they are even if they name screens it dropped. A
     /// catalog that differs is announced to every watcher with `CATALOG`,
     /// queued like a reply (after the events it already owes, never dropped);
     /// one that changes `initial` is refused and the old one stays.

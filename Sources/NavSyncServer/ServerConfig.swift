@@ -3,14 +3,14 @@ import NavSyncCore
 /// Everything the server is told at start; the daemon fills it from flags.
 public struct ServerConfig: Sendable {
     public var limits = Limits()
-    /// (1.2) Every grant (`--tokens`, or `--token-file` as one `control *`
+    /// Every grant (`--tokens`, or `--token-file` as one `control *`
     /// grant); empty: no token is configured.
     public var grants: [GrantsFile.Entry]
-    /// (1.2) A token file was given: `AUTH` is a real question and the
+    /// A token file was given: `AUTH` is a real question and the
     /// anonymous role defaults to `none`, even while the file holds no grant
     /// (an empty `--tokens` file must not open the daemon to everyone).
     public var tokensConfigured: Bool
-    /// (1.2) `--anonymous`; nil takes the default (`control` without tokens,
+    /// `--anonymous`; nil takes the default (`control` without tokens,
     /// `none` with them).
     public var anonymous: Role?
     /// Reported by `HELLO`, `STATS` and `--version`.

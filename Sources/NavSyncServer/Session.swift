@@ -14,7 +14,7 @@ public final class Session {
     let connection: Connection
     var room: String = Server.defaultRoom
     var watching = false
-    /// (1.2) What this connection may do: the anonymous role until a good
+    /// What this connection may do: the anonymous role until a good
     /// `AUTH`, then its grant (replaced by a later `AUTH` or a reload).
     var grant: Grant
     /// The token of the last good `AUTH`, kept to find this connection's
@@ -52,7 +52,7 @@ public final class Session {
     /// Lines wait in the framer, unrun, because this session's output passed
     /// `--max-pending`; they run once it drains (Server+HeldLines).
     var linesHeldForOutput = false
-    /// (1.2) Its name, where it looks, and the presence it follows.
+    /// Its name, where it looks, and the presence it follows.
     var presence = SessionPresence()
     /// Set when the session is ending: its outbox is sent, then it is closed.
     var endReason: CloseReason?
@@ -89,7 +89,7 @@ public final class Session {
 
     var label: String { "conn \(id) (\(connection.peerDescription))" }
 
-    /// (1.2) `WHOAMI`'s and presence's member id: the store's prefix (which
+    /// `WHOAMI`'s and presence's member id: the store's prefix (which
     /// tells the daemons of a fleet apart) and the session number, unique
     /// within this daemon's run. Set by the hub when it accepts the session.
     var memberID = ""

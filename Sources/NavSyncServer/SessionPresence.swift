@@ -1,6 +1,6 @@
 import NavSyncCore
 
-/// (1.2) What presence knows about one connection: the name and the route
+/// What presence knows about one connection: the name and the route
 /// it gave (kept from before it watches, shown once it is a member), and,
 /// while it follows a room's presence, where it is in that room's lines.
 struct SessionPresence {

@@ -13,7 +13,7 @@ public protocol ByteStream: AnyObject {
     var onEnd: ((StreamEnd) -> Void)? { get set }
     var onWriteQueueDrained: (() -> Void)? { get set }
     var peerDescription: String { get }
-    /// (1.3) The peer as the guessing throttle counts it.
+    /// The peer as the guessing throttle counts it.
     var peerAddress: PeerAddress { get }
     var isClosed: Bool { get }
     /// Bytes queued for the kernel and not yet taken (for TLS: ciphertext,

@@ -1,6 +1,6 @@
 import NavSyncCore
 
-/// (1.3) `--max-handshakes` (PROTOCOL.md *TLS*): how many TLS handshakes may
+/// `--max-handshakes` (PROTOCOL.md *TLS*): how many TLS handshakes may
 /// be in progress at once, and at most an eighth of them (at least one)
 /// from one peer address. A connection beyond its address's share is
 /// refused before any cryptography; one beyond the total takes the slot of

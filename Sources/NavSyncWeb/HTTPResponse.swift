@@ -32,14 +32,14 @@ public struct HTTPResponse: Equatable, Sendable {
                             closesConnection: closes)
     }
 
-    /// (1.3) A Bearer from a throttled address: 401, and when to try again.
+    /// A Bearer from a throttled address: 401, and when to try again.
     public static func throttled(retryAfterSeconds seconds: Int, closes: Bool) -> HTTPResponse {
         var response = refusal(401, "throttled, retry in \(seconds) s", closes: closes)
         response.extraHeaders.append(("Retry-After", String(seconds)))
         return response
     }
 
-    /// (1.3) A token that verified but does not hold now (`token expired`):
+    /// A token that verified but does not hold now (`token expired`):
     /// 401 whose challenge says the token is the problem (RFC 6750).
     public static func invalidToken(_ reason: String, closes: Bool) -> HTTPResponse {
         HTTPResponse(status: 401, body: Array("\(reason)\n".utf8),

@@ -9,7 +9,7 @@ public enum WebEndpoint: Equatable, Sendable {
     case metrics
     /// `/rooms/NAME`; the name is checked later (a bad one is 400).
     case room(String)
-    /// (1.2) `/rooms`: the rooms with state the caller may see.
+    /// `/rooms`: the rooms with state the caller may see.
     case roomList
 
     /// Every method served; anything else on a known path is 405.

@@ -8,9 +8,9 @@ import NavSyncCore
 /// 2. `Host` not an IP literal, `localhost` or an allowed origin's host: 403.
 /// 3. Unknown path: 404. Known path, method other than GET/HEAD: 405.
 /// 4. `/metrics`, `/rooms`, `/rooms/...` without a grant: 401 (no token
-///    and no anonymous role) or a failed Bearer (`wrongToken`; (1.3)
+///    and no anonymous role) or a failed Bearer (`wrongToken`;
 ///    `invalidToken`, or `throttled` unchecked).
-/// 5. (1.2) `/metrics` without a grant for every room, `/rooms/NAME` for a
+/// 5. `/metrics` without a grant for every room, `/rooms/NAME` for a
 ///    room outside the grant (a bad name too, under a list): 403.
 /// 6. `/rooms/NAME` with a bad room name: 400.
 /// 7. `/ws`: a GET with a valid upgrade (else 400), from an allowed origin
@@ -20,15 +20,15 @@ public enum WebDecision: Equatable, Sendable {
     case serve(WebEndpoint)
     /// Answer 101 with the accept key made from this `Sec-WebSocket-Key`.
     case upgrade(key: String)
-    /// (1.2) `/rooms`: the rooms this grant covers.
+    /// `/rooms`: the rooms this grant covers.
     case listRooms(visibleTo: Grant)
-    /// (1.2) A Bearer token that is no grant's: 401, counted as a failure
+    /// A Bearer token that is no grant's: 401, counted as a failure
     /// (the third on a connection closes it).
     case wrongToken
-    /// (1.3) A Bearer token that verified but does not hold now: 401 with
+    /// A Bearer token that verified but does not hold now: 401 with
     /// `error="invalid_token"`, a failure like `wrongToken`.
     case invalidToken(String)
-    /// (1.3) The address is throttled for guessing: 401 with `Retry-After`,
+    /// The address is throttled for guessing: 401 with `Retry-After`,
     /// a failure like `wrongToken`.
     case throttled(retryAfterSeconds: Int)
 

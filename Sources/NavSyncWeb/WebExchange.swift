@@ -29,7 +29,7 @@ final class WebExchange {
     private var headTimer: LoopTimer?
     private var splitter = WebSocketLines.OutputSplitter()
     private var waitingForDrain = false
-    /// (1.2) Wrong Bearer tokens on this connection; the third closes it.
+    /// Wrong Bearer tokens on this connection; the third closes it.
     private var failedBearers = 0
 
     init(door: WebFrontDoor, server: Server, session: Session, stream: any WebByteStream, loop: EventLoop) {

@@ -34,7 +34,7 @@ public final class RedisConnection: RedisLink {
     /// Starts connecting. `onReady` runs once the connection can take
     /// commands (after `SELECT` when the endpoint names a database);
     /// `onGone` runs once when it fails or is lost, never after `close()`.
-    /// (1.2) With `credentials`, `AUTH` is the first command of the
+    /// With `credentials`, `AUTH` is the first command of the
     /// connection; a refusal ends it with Redis's reason (which never holds
     /// the password).
     public init(loop: EventLoop, endpoint: RedisEndpoint, replyTimeoutMilliseconds: UInt64 = 5_000,

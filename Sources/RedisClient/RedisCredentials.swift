@@ -1,4 +1,4 @@
-/// (1.2) What the daemon says to Redis with `AUTH` on every connection: a
+/// What the daemon says to Redis with `AUTH` on every connection: a
 /// password (`requirepass`, or the default user's) or an ACL user and its
 /// password. Read from `--backplane-auth FILE`, never from the command
 /// line, and never shown: `description` names the user only.

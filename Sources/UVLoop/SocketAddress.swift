@@ -50,7 +50,7 @@ struct SocketAddress {
         }
     }
 
-    /// (1.3) The address as the guessing throttle counts it (an IPv6 /64,
+    /// The address as the guessing throttle counts it (an IPv6 /64,
     /// an IPv4-mapped address as IPv4); `.local` for other families.
     var peerAddress: PeerAddress {
         withUnsafeBytes(of: storage) { raw in

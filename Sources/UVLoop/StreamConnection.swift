@@ -52,7 +52,7 @@ public final class StreamConnection: HandleOwner {
 
     /// The peer's address, "127.0.0.1:5555" or "[::1]:5555" for TCP, "unix" for a Unix socket.
     public private(set) var peerDescription: String
-    /// (1.3) The peer as the guessing throttle and the TLS handshake share
+    /// The peer as the guessing throttle and the TLS handshake share
     /// count it; every Unix-socket peer is `.local`.
     public private(set) var peerAddress: PeerAddress = .local
 

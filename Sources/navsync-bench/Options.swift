@@ -45,7 +45,7 @@ struct BenchOptions {
     /// Run number within a configuration, for the file name and the report.
     var runIndex = 1
     var quiet = false
-    /// (1.2) `--watcher-token`, `--actor-token`: navsync over TCP, `AUTH` first.
+    /// `--watcher-token`, `--actor-token`: navsync over TCP, `AUTH` first.
     var watcherToken: String?
     var actorToken: String?
 

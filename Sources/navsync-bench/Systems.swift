@@ -44,7 +44,7 @@ enum LineKind {
 
 struct Wire {
     let system: System
-    /// (1.2) navsync over TCP: the token each watcher sends with `AUTH`
+    /// navsync over TCP: the token each watcher sends with `AUTH`
     /// before `WATCH` (a view grant), and the actor's (a control grant).
     var watcherToken: String? = nil
     var actorToken: String? = nil

@@ -29,9 +29,9 @@ final class Daemon {
     /// Keyed by a number of the daemon's, given before the stream exists.
     private var handshakes: [UInt64: TLSStream] = [:]
     private var nextHandshake: UInt64 = 0
-    /// (1.3) `--max-handshakes` and each address's share of it.
+    /// `--max-handshakes` and each address's share of it.
     private var handshakeSlots: HandshakeSlots
-    /// (1.3) TLS connections closed for `--max-handshakes`: refused for
+    /// TLS connections closed for `--max-handshakes`: refused for
     /// their address's share, or the oldest closed to make room.
     private var handshakesRefused: UInt64 = 0
     /// Writes the connection log's summary when its second ends.
@@ -51,7 +51,7 @@ final class Daemon {
     private let keepaliveSeconds: Int
     /// The fleet's store when the rooms live in Redis: a reload goes through it.
     private let backplane: RedisRoomStore?
-    /// (1.2) The grants file, read again on SIGHUP; nil: no token.
+    /// The grants file, read again on SIGHUP; nil: no token.
     var grantsSource: GrantsSource?
 
     init(loop: EventLoop, server: Server, log: Logger, screensPath: String?, door: WebFrontDoor, keepaliveSeconds: Int,
@@ -155,7 +155,7 @@ final class Daemon {
             stream.close()
             return
         }
-        // (1.3) A slot first, before any cryptography.
+        // A slot first, before any cryptography.
         let key = nextHandshake
         nextHandshake += 1
         switch handshakeSlots.admit(key, from: stream.peerAddress) {
@@ -289,7 +289,7 @@ final class Daemon {
         }
     }
 
-    /// (1.2) Revoked tokens are closed, changed grants apply at once; a file
+    /// Revoked tokens are closed, changed grants apply at once; a file
     /// that cannot be read or parsed keeps the old grants.
     private func reloadGrants() {
         guard let grantsSource else { return }

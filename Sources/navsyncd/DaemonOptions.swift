@@ -32,11 +32,11 @@ struct DaemonOptions {
     var tlsListen: [HostPort] = []
     var tlsCertificate: String?
     var tlsKey: String?
-    /// (1.3) `--max-handshakes`: TLS handshakes in progress at once.
+    /// `--max-handshakes`: TLS handshakes in progress at once.
     var maxHandshakes = 256
     var wantsHelp = false
     var wantsVersion = false
-    // (1.2) Access.
+    // Access.
     /// `--tokens` or `--token-file`: where the grants come from; nil: no token.
     var grants: GrantsSource?
     /// `--anonymous`; nil takes the default (control without tokens, none with).
@@ -238,7 +238,7 @@ struct DaemonOptions {
         return options
     }
 
-    /// (1.2) `--tokens`, `--anonymous`, `--backplane-auth`, and the refusal
+    /// `--tokens`, `--anonymous`, `--backplane-auth`, and the refusal
     /// to listen beyond loopback while anyone could change state.
     static func parseAccess(_ parsed: CommandLineSpec.Parsed, into options: inout DaemonOptions) throws(CommandLineSpec.UsageError) {
         switch (parsed.last("tokens"), options.tokenPath) {

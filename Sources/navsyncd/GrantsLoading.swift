@@ -4,7 +4,7 @@ import NavSyncServer
 import RedisClient
 import UVLoop
 
-/// (1.2) Where the daemon's grants come from, read at start and on SIGHUP.
+/// Where the daemon's grants come from, read at start and on SIGHUP.
 enum GrantsSource {
     /// `--tokens FILE`: one grant a line.
     case tokens(String)
@@ -42,7 +42,7 @@ enum GrantsSource {
     }
 
     /// A warning when others may read the file: anyone who can read it can
-    /// steer every room it grants. (1.3) Group-readable no longer warns.
+    /// steer every room it grants. Group-readable no longer warns.
     var exposureWarning: String? {
         switch self {
         case .tokens(let path): return SecretFile.exposureWarning(path, holding: "tokens file")
@@ -51,7 +51,7 @@ enum GrantsSource {
     }
 }
 
-/// (1.2) `--backplane-auth FILE`: Redis's password, or an ACL user and its
+/// `--backplane-auth FILE`: Redis's password, or an ACL user and its
 /// password, from the file's first line. The message of a failure names
 /// the file and never its content.
 func loadBackplaneCredentials(_ path: String) throws(DaemonStartError) -> RedisCredentials {

@@ -1,6 +1,6 @@
 import Glibc
 
-/// (1.3) Files that hold a secret (`--token-file`, `--tokens`, `--tls-key`,
+/// Files that hold a secret (`--token-file`, `--tokens`, `--tls-key`,
 /// `--backplane-auth`, and the signed tokens' keys when they come): a
 /// `warn` line at start, and on each SIGHUP that rereads the file, when
 /// others may read it. Group-readable is fine: `root:navsync 0640` is how

@@ -87,7 +87,7 @@ if let endpoint = options.backplane {
     startupNotes.logger.info("state kept in memory only (--state none)")
 }
 
-// (1.3) Every file that holds a secret, once at start.
+// Every file that holds a secret, once at start.
 if let warning = options.grants?.exposureWarning { startupNotes.logger.warn(warning) }
 if let key = options.tlsKey, !options.tlsListen.isEmpty,
    let warning = SecretFile.exposureWarning(key, holding: "TLS key") { startupNotes.logger.warn(warning) }

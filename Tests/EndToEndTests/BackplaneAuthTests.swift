@@ -4,7 +4,7 @@ import Glibc
 import RedisServerHarness
 import XCTest
 
-/// (1.2) `--backplane-auth`: the daemon authenticates to a Redis that
+/// `--backplane-auth`: the daemon authenticates to a Redis that
 /// requires it, with a password or as an ACL user, on every connection
 /// (reconnects too), and never shows the secret.
 final class BackplaneAuthTests: XCTestCase {

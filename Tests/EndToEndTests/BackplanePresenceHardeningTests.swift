@@ -3,7 +3,7 @@ import Foundation
 import RedisServerHarness
 import XCTest
 
-/// (1.3) Presence that anyone who can write to the fleet's Redis can forge,
+/// Presence that anyone who can write to the fleet's Redis can forge,
 /// against built daemons on a real redis-server: bad lines on the channel
 /// and in the members hashes are dropped and counted (`presence_rejected`)
 /// and never reach a follower nor `navsync who`; a 20 MiB message is

@@ -3,7 +3,7 @@ import Foundation
 import RedisServerHarness
 import XCTest
 
-/// (1.2) Presence across a fleet on a real redis-server (BACKPLANE.md):
+/// Presence across a fleet on a real redis-server (BACKPLANE.md):
 /// every daemon lists every daemon's members, a `kill -9`'d daemon's
 /// members are reported gone within 15 s, and the members are written
 /// again after Redis lost its data.

@@ -403,7 +403,7 @@ final class BackplaneTests: XCTestCase {
     }
 
     /// Reads the daemon's `STAT` lines into a dictionary.
-    /// BACKPLANE.md (1.2): `STATS` and `/metrics` both show the backplane's
+    /// BACKPLANE.md: `STATS` and `/metrics` both show the backplane's
     /// state, from one table of figures, before and during an outage.
     func test_backplane_metricsShowTheBackplaneFigures_likeStats_upThenDown() throws {
         let redis = try RedisServerProcess()

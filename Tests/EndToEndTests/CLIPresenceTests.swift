@@ -2,7 +2,7 @@ import ChildProcessHarness
 import Foundation
 import XCTest
 
-/// (1.2) `navsync who`, and the names `watch` gives itself (`--name`, `$USER`).
+/// `navsync who`, and the names `watch` gives itself (`--name`, `$USER`).
 final class CLIPresenceTests: XCTestCase {
     func test_who_printsNameRoleAndWhereEachLooks() throws {
         let daemon = try DaemonProcess(arguments: [], state: "none")

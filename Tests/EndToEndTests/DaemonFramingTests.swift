@@ -159,7 +159,7 @@ final class DaemonFramingTests: XCTestCase {
         let actor = try daemon.connect()
         XCTAssertEqual(try actor.request("SELECT green"), "OK 1")
         XCTAssertEqual(try actor.request("PUSH blue x"), "OK 2")
-        // (1.1) End of input means the client is gone, watching or not.
+        // End of input means the client is gone, watching or not.
         let watcher = try daemon.connect()
         watcher.send("WATCH\n")
         watcher.shutdownWrite()

@@ -4,7 +4,7 @@ import Glibc
 import NavSyncCore
 import XCTest
 
-/// (1.2) Access by role and room against the built daemon: every verb of
+/// Access by role and room against the built daemon: every verb of
 /// the protocol for each kind of grant, in a room inside and outside it;
 /// reloads; the flags and their refusals; what reaches the log.
 final class DaemonGrantsTests: XCTestCase {

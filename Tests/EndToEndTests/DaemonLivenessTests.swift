@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import XCTest
 
-/// (1.1) Connection liveness: a client that is gone stops counting at once,
+/// Connection liveness: a client that is gone stops counting at once,
 /// TCP keepalive is on for every connection, and watchers hear of a
 /// catalog reload.
 final class DaemonLivenessTests: XCTestCase {

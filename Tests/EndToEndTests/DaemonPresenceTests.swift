@@ -2,7 +2,7 @@ import ChildProcessHarness
 import Foundation
 import XCTest
 
-/// (1.2) Presence against the built daemon: TCP, Unix and WebSocket
+/// Presence against the built daemon: TCP, Unix and WebSocket
 /// connections are all members; the stream's order, a follower's resync and
 /// the end of input hold over real sockets.
 final class DaemonPresenceTests: XCTestCase {

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
-/// (1.1) `WATCH <rev>` against the real daemon: a watcher that drops its
+/// `WATCH <rev>` against the real daemon: a watcher that drops its
 /// connection while others keep changing the room, and one whose daemon is
 /// killed and restarted.
 final class DaemonResumeTests: XCTestCase {

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import XCTest
 
-/// (1.3) Guessing is throttled per address, on every door, while another
+/// Guessing is throttled per address, on every door, while another
 /// address goes on as before; and a flood of connections is summarised in
 /// the log instead of flooding it. The daemon sees 127.0.0.2 and 127.0.0.1
 /// as two peers (both loopback, neither exempt).

@@ -396,7 +396,7 @@ final class HostileClientTests: XCTestCase {
         XCTAssertTrue(guessers.allLines().allSatisfy { $0.allSatisfy { $0.hasPrefix("ERR auth-failed ") } })
         guessers.close()
 
-        // (1.3) The guessers' address is throttled now, the right token too;
+        // The guessers' address is throttled now, the right token too;
         // a client from another address is not.
         let sameAddress = try daemon.connect()
         XCTAssertTrue(try sameAddress.request("AUTH s3cret").hasPrefix("ERR auth-failed throttled, retry in "))

@@ -167,7 +167,7 @@ final class LibraryConsumerTests: XCTestCase {
                 }
             }
             let _: Error = NavSyncError.notRunning
-            // (1.2) Who else is here.
+            // Who else is here.
             let named = SharedNavigation<NavEntry>(connect: "127.0.0.1:7878", room: "main", token: nil, name: "ada")
             let members: [NavMember] = named.members
             let me: NavMember? = named.me

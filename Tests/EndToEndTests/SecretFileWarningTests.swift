@@ -5,7 +5,7 @@ import RedisServerHarness
 import TLSCertificateHarness
 import XCTest
 
-/// (1.3) A file that holds a secret gets one `warn` line, at start and on
+/// A file that holds a secret gets one `warn` line, at start and on
 /// each SIGHUP that rereads it, when others may read it; a file only its
 /// group may read (`root:navsync 0640`, the packaged layout) gets none.
 final class SecretFileWarningTests: XCTestCase {

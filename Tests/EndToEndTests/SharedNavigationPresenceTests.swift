@@ -2,7 +2,7 @@ import Foundation
 import NavSyncKit
 import XCTest
 
-/// (1.2) NavSyncKit's presence against the built daemon: `members` changes
+/// NavSyncKit's presence against the built daemon: `members` changes
 /// as others arrive, look elsewhere and leave; `look(at:)` and `follow()`
 /// are seen by the others and change nothing in the room.
 @MainActor

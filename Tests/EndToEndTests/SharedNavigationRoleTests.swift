@@ -3,7 +3,7 @@ import Glibc
 import NavSyncKit
 import XCTest
 
-/// (1.2) NavSyncKit and grants: `role` from WHOAMI, a viewer's mutation
+/// NavSyncKit and grants: `role` from WHOAMI, a viewer's mutation
 /// throws the daemon's `forbidden`, a revoked token fails the object.
 @MainActor
 final class SharedNavigationRoleTests: XCTestCase {

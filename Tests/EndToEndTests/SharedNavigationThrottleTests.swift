@@ -3,7 +3,7 @@ import Glibc
 import NavSyncKit
 import XCTest
 
-/// (1.3) NavSyncKit and the guessing throttle: `throttled` is transient, so
+/// NavSyncKit and the guessing throttle: `throttled` is transient, so
 /// `start()` waits the seconds the daemon names and succeeds, instead of
 /// failing as it does for a wrong token.
 @MainActor

@@ -49,14 +49,14 @@ final class TLSClientTests: XCTestCase {
                       because: "absent.pem")
     }
 
-    /// (1.3) The refusal says what to do, before OpenSSL's reason.
+    /// The refusal says what to do, before OpenSSL's reason.
     func test_navsync_unknownAuthority_saysPassTLSCA() throws {
         let daemon = try daemon()
         let result = try navsync(["--connect", "tls://127.0.0.1:\(daemon.tlsPort)", "get"])
         assertRefused(result, because: "the certificate is not signed by a known authority — pass --tls-ca FILE for a private CA")
     }
 
-    /// (1.3) A plain address reached with tls://, and a TLS port reached without it.
+    /// A plain address reached with tls://, and a TLS port reached without it.
     func test_navsync_plainAndTLSMixedUp_sayWhichWayRound() throws {
         let daemon = try DaemonProcess(arguments: ["--tls-listen", "127.0.0.1:0", "--tls-cert", certs.serverCertificate,
                                                    "--tls-key", certs.serverKey, "--listen", "127.0.0.1:0"], state: "none")

@@ -4,7 +4,7 @@ import Glibc
 import TLSCertificateHarness
 import XCTest
 
-/// (1.3) `--max-handshakes`: half-open TLS handshakes cannot take every
+/// `--max-handshakes`: half-open TLS handshakes cannot take every
 /// client slot. One address gets an eighth of the slots, the rest of its
 /// connections are closed at once; past the total, the oldest handshake in
 /// progress makes room, so an honest client is answered while the flood

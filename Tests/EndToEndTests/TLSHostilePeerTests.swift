@@ -69,7 +69,7 @@ final class TLSHostilePeerTests: XCTestCase {
         let partial = [0x16, 0x03, 0x01, 0x40, 0x00] + [UInt8](repeating: 0x01, count: 15 << 10)
         var peers: [LineClient] = []
         defer { for peer in peers { peer.close() } }
-        // (1.3) From eight addresses, 25 each: within each one's share of
+        // From eight addresses, 25 each: within each one's share of
         // --max-handshakes, so all 200 are held; the other client below
         // comes from 127.0.0.1, whose share is untouched.
         for index in 0..<200 {

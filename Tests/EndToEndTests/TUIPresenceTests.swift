@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// (1.2) Presence in the full-screen client: the members panel, detaching
+/// Presence in the full-screen client: the members panel, detaching
 /// (keys move only this pane, the daemon hears AT), the status line while
 /// detached, and following again.
 final class TUIPresenceTests: XCTestCase {

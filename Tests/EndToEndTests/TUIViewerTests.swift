@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
-/// (1.2) The full-screen client with a `view` grant: it follows the room,
+/// The full-screen client with a `view` grant: it follows the room,
 /// says it is view only, and no key changes the room. Real tmux, bounded polls.
 final class TUIViewerTests: XCTestCase {
     func test_tui_viewer_followsTheRoom_andNoKeyChangesIt() throws {
@@ -41,7 +41,7 @@ final class TUIViewerTests: XCTestCase {
         }
     }
 
-    /// (1.3) A room-scoped view token: the status line shows the room, its
+    /// A room-scoped view token: the status line shows the room, its
     /// revision, the members (from presence) and `view only`, never the
     /// daemon's refusal of the client's own `STATS`; the key line offers no
     /// steering key and keeps `? keys  q quit` at 80 columns.
@@ -73,7 +73,7 @@ final class TUIViewerTests: XCTestCase {
         XCTAssertFalse(keys.contains("push") || keys.contains("pop"), "a viewer is offered steering keys: \(keys)")
     }
 
-    /// (1.3) Watching without a token where anyone may watch: the help says
+    /// Watching without a token where anyone may watch: the help says
     /// so, not "this token", and still lists who, detach and follow.
     func test_tui_anonymousViewer_helpSpeaksOfNoToken() throws {
         _ = try TmuxServer.requireTmux()
@@ -95,7 +95,7 @@ final class TUIViewerTests: XCTestCase {
         XCTAssertTrue(help.contains("follow the room again") && help.contains("--token-file"), help)
     }
 
-    /// (1.3) A room outside the grant names that room and the rooms allowed.
+    /// A room outside the grant names that room and the rooms allowed.
     func test_tui_roomOutsideTheGrant_namesTheRoomsAllowed() throws {
         _ = try TmuxServer.requireTmux()
         let dir = try TemporaryDirectory()

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
-/// (1.2) The HTTP and WebSocket doors with each kind of token: the same
+/// The HTTP and WebSocket doors with each kind of token: the same
 /// grants as the line protocol.
 final class WebGrantsTests: XCTestCase {
     private let presenter = DaemonGrantsTests.presenter

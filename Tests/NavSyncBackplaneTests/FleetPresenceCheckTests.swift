@@ -4,7 +4,7 @@ import RedisClient
 @testable import NavSyncServer
 @testable import NavSyncBackplane
 
-/// (1.3) Presence from Redis checked like local input, on scripted links:
+/// Presence from Redis checked like local input, on scripted links:
 /// bad lines and oversized messages never reach a follower and are counted
 /// in `presence_rejected`, members hashes are checked the same way, other
 /// daemons' members are kept up to a limit and read again once below it,

@@ -4,7 +4,7 @@ import RedisClient
 @testable import NavSyncServer
 @testable import NavSyncBackplane
 
-/// (1.2) Presence across a fleet, on scripted links: this daemon's member
+/// Presence across a fleet, on scripted links: this daemon's member
 /// changes leave once per turn (hashes, then one message), other daemons'
 /// arrive as members, a daemon whose key expired has its members gone, and
 /// a reconnect reads the fleet's members again and writes this daemon's own.

@@ -5,7 +5,7 @@ import RedisServerHarness
 import UVLoop
 import XCTest
 
-/// (1.3) The members function in a redis-server of the test's own, called
+/// The members function in a redis-server of the test's own, called
 /// as the store calls it: the hash follows the changes in order, and the
 /// set of rooms with members holds a room exactly while its hash has
 /// anyone — also when another daemon adds a member right as the last one

@@ -2,7 +2,7 @@ import NavSyncCore
 @testable import NavSyncBackplane
 import XCTest
 
-/// (1.3) The presence lines a daemon reads from Redis, checked like a local
+/// The presence lines a daemon reads from Redis, checked like a local
 /// member's `NAME` and `AT`: the good ones whole, one per line or many per
 /// message, and a table of malformed ones, each refused for its own reason.
 final class PresenceMessageTests: XCTestCase {

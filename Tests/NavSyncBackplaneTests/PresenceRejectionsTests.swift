@@ -1,7 +1,7 @@
 @testable import NavSyncBackplane
 import XCTest
 
-/// (1.3) Every rejection is counted; the warning about them is at most one a second.
+/// Every rejection is counted; the warning about them is at most one a second.
 final class PresenceRejectionsTests: XCTestCase {
     func test_everyRejectionCounted_warnedAtMostOnceASecond_withHowManyFollowed() {
         var rejections = PresenceRejections()

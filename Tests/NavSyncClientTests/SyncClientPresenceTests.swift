@@ -2,7 +2,7 @@ import NavSyncCore
 import XCTest
 import NavSyncClient
 
-/// (1.2) The state machine names itself, learns its member id and keeps
+/// The state machine names itself, learns its member id and keeps
 /// the room's members from `PRESENCE`, `MEMBER`, `GONE` and unasked listings.
 final class SyncClientPresenceTests: XCTestCase {
     private func options(token: String? = nil, name: String? = nil, fallback: String? = nil,

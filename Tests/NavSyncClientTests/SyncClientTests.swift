@@ -122,7 +122,7 @@ final class SyncClientTests: XCTestCase {
         XCTAssertEqual(h.client.identity?.isViewer, true)
     }
 
-    /// (1.3) A room-scoped grant may not read STATS: the client never asks,
+    /// A room-scoped grant may not read STATS: the client never asks,
     /// so the daemon's refusal never reaches the user; its count is presence's.
     func test_roomScopedGrant_neverAsksStats_evenOnHeartbeats() {
         var h = Harness(.interactive(room: "lobby", token: "s3cret"))
@@ -139,7 +139,7 @@ final class SyncClientTests: XCTestCase {
         XCTAssertFalse(h.takeNotes().contains { if case .serverError = $0 { return true } else { return false } })
     }
 
-    /// (1.3) A connection that ends before the daemon said a single line
+    /// A connection that ends before the daemon said a single line
     /// carries the driver's hint (a TLS port reached without tls://); once a
     /// line came, the reason stays as it is.
     func test_silenceHint_onlyWhenNoLineCame() {
@@ -161,7 +161,7 @@ final class SyncClientTests: XCTestCase {
         XCTAssertEqual(reason, "the daemon closed the connection")
     }
 
-    /// (1.3) A refusal of the client's own STATS (a grant narrowed by a
+    /// A refusal of the client's own STATS (a grant narrowed by a
     /// reload) is no error of the user's: nothing is reported, polling stops.
     func test_statsRefused_isQuiet_andNotAskedAgain() {
         var h = Harness(.interactive(room: nil, token: "s3cret"))
@@ -438,7 +438,7 @@ final class SyncClientTests: XCTestCase {
         h.start()
         h.connected()
         _ = h.takeAll()
-        // A daemon before 1.2 knows neither WHOAMI nor (1.0) MESSAGES.
+        // A daemon before 1.2 knows neither WHOAMI nor MESSAGES.
         h.receive("ERR unknown-command WHOAMI", "SCREEN red red - none Red", "END", "ERR unknown-command MESSAGES",
                   "STATE 0 /red")
         XCTAssertEqual(h.takeNotes(), [

@@ -2,7 +2,7 @@ import NavSyncCore
 import XCTest
 import NavSyncClient
 
-/// (1.3) `ERR auth-failed throttled, retry in N s` is transient: the client
+/// `ERR auth-failed throttled, retry in N s` is transient: the client
 /// waits as told and asks again, where any other refused token stops it.
 final class SyncClientThrottleTests: XCTestCase {
     func test_throttledAuth_oneShot_waitsTheSecondsNamed_thenSendsItsRequestAgain() {

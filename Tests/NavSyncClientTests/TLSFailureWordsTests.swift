@@ -1,7 +1,7 @@
 import XCTest
 import NavSyncClient
 
-/// (1.3) OpenSSL's reasons turned into what to do, OpenSSL's words kept after it.
+/// OpenSSL's reasons turned into what to do, OpenSSL's words kept after it.
 final class TLSFailureWordsTests: XCTestCase {
     func test_handshake_knownReasons_getAdviceFirst_andKeepTheReason() {
         let table: [(String, String)] = [
@@ -41,7 +41,7 @@ final class TLSFailureWordsTests: XCTestCase {
     }
 }
 
-/// (1.3) Routes as people read them.
+/// Routes as people read them.
 final class SpokenRouteTests: XCTestCase {
     func test_words_decodeData_joinLikeTheBreadcrumb_andNameSheets() {
         XCTAssertEqual(SpokenRoute.words("/red/blue:Quarterly%20numbers"), "red › blue: Quarterly numbers")

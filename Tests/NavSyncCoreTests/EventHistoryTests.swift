@@ -1,7 +1,7 @@
 import NavSyncCore
 import XCTest
 
-/// (1.1) The per-room ring `WATCH <rev>` replays from.
+/// The per-room ring `WATCH <rev>` replays from.
 final class EventHistoryTests: XCTestCase {
     private func event(_ revision: UInt64, bytes: Int = 10) -> [UInt8] {
         let head = Array("EVENT \(revision) ".utf8)

@@ -67,7 +67,7 @@ final class MalformedLineTests: XCTestCase {
         Row("POP now", .badArgs),
         Row("ROOT please", .badArgs),
 
-        // Sheets and resume (1.1)
+        // Sheets and resume
         Row("PRESENT", .badArgs),
         Row("PRESENT  \t", .badArgs),
         Row("PRESENT purple", .unknownScreen),

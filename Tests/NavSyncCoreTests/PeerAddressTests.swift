@@ -1,7 +1,7 @@
 import XCTest
 @testable import NavSyncCore
 
-/// (1.3) A peer as the guessing throttle counts it.
+/// A peer as the guessing throttle counts it.
 final class PeerAddressTests: XCTestCase {
     func test_peerAddress_ipv4_fromItsBytes() {
         XCTAssertEqual(PeerAddress(ipv4: [127, 0, 0, 2]), .ipv4(0x7f00_0002))

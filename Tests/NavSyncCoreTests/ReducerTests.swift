@@ -225,7 +225,7 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(Limits.authAttemptsBeforeClose, 3)
     }
 
-    // MARK: - Sheets (1.1)
+    // MARK: - Sheets
 
     func test_reducer_stackVerbs_leaveSheetsAsTheyAre() throws {
         XCTAssertEqual(try apply(.push(entry("green")), on: "/red#blue:n"), "/red/green#blue:n")

@@ -183,7 +183,7 @@ final class RouteTests: XCTestCase {
         XCTAssertEqual(RouteEntry(screen: "blue", data: " ").data, " ", "only empty, not blank, is none")
     }
 
-    // MARK: - Sheets (1.1)
+    // MARK: - Sheets
 
     func test_route_sheets_encodeAfterTheStack() {
         XCTAssertEqual(Route.encode([entry("red"), entry("green")], sheets: [entry("blue", "a note"), entry("red")]),

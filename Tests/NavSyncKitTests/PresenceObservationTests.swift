@@ -5,7 +5,7 @@ import NavSyncCore
 import Observation
 import XCTest
 
-/// (1.2) The path from the engine's member lists to `members` and `me`, without a daemon.
+/// The path from the engine's member lists to `members` and `me`, without a daemon.
 @MainActor
 final class PresenceObservationTests: XCTestCase {
     private let red = RoomState(try! Route.decode("/viewA").get(), revision: 0)

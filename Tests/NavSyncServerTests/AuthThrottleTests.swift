@@ -2,7 +2,7 @@ import XCTest
 import NavSyncCore
 @testable import NavSyncServer
 
-/// (1.3) The guessing throttle on the hub: what a throttled address is
+/// The guessing throttle on the hub: what a throttled address is
 /// answered on each door, what it counts, and who it does not touch.
 final class AuthThrottleTests: XCTestCase {
     private let token = "s3cret-presenter-token"

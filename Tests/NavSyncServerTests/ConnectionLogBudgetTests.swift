@@ -1,7 +1,7 @@
 import XCTest
 @testable import NavSyncServer
 
-/// (1.3) The log budget for per-connection lines, on its own clock.
+/// The log budget for per-connection lines, on its own clock.
 final class ConnectionLogBudgetTests: XCTestCase {
     func test_connectionLogBudget_fiftyLinesASecond_thenCountedForOneSummary() {
         var budget = ConnectionLogBudget()
@@ -30,7 +30,7 @@ final class ConnectionLogBudgetTests: XCTestCase {
     }
 }
 
-/// (1.3) The hub's per-connection lines go through the budget.
+/// The hub's per-connection lines go through the budget.
 final class ConnectionLogTests: XCTestCase {
     func test_connectionLog_aFloodOfConnections_fiftyLinesThenOneSummary() throws {
         let hub = try Hub()

@@ -2,7 +2,7 @@ import XCTest
 import NavSyncCore
 @testable import NavSyncServer
 
-/// (1.2) Grants in the hub: AUTH picks one, a second AUTH replaces it, a
+/// Grants in the hub: AUTH picks one, a second AUTH replaces it, a
 /// reload revokes or changes it, WHOAMI shows it, and nothing about a room
 /// outside it is told.
 final class GrantHubTests: XCTestCase {

@@ -2,7 +2,7 @@ import XCTest
 import NavSyncCore
 @testable import NavSyncServer
 
-/// (1.3) The guessing throttle alone, on its own clock.
+/// The guessing throttle alone, on its own clock.
 final class GuessThrottleTests: XCTestCase {
     private let guesser = PeerAddress.ipv4(0x7f00_0001)
     private let neighbour = PeerAddress.ipv4(0x7f00_0002)

@@ -168,7 +168,7 @@ final class JournalLoadTests: XCTestCase {
         XCTAssertEqual(JournalError(line: 12, problem: "bad").description, "line 12: bad")
     }
 
-    // MARK: - Sheets (1.1)
+    // MARK: - Sheets
 
     func test_load_versionOneFile_loadsWithNoSheets() throws {
         let loaded = try load([snapshot, #"{"rev":3,"room":"main","route":"/green"}"#])

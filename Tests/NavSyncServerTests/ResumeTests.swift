@@ -2,7 +2,7 @@ import XCTest
 import NavSyncCore
 @testable import NavSyncServer
 
-/// (1.1) `WATCH <rev>`: CONTINUE and the missed events from the room's
+/// `WATCH <rev>`: CONTINUE and the missed events from the room's
 /// history, or a STATE resync when they are not all held.
 final class ResumeTests: XCTestCase {
     private func hub(history: Int = 1024, historyBytes: Int = 1 << 20, maxPending: Int? = nil) throws -> Hub {

@@ -2,7 +2,7 @@ import XCTest
 import NavSyncCore
 @testable import NavSyncServer
 
-/// (1.1) Sheets through the hub: replies, events, persistence, MESSAGES.
+/// Sheets through the hub: replies, events, persistence, MESSAGES.
 final class SheetTests: XCTestCase {
     func test_presentAndDismiss_areAcknowledgedAndBroadcast() throws {
         let hub = try Hub()

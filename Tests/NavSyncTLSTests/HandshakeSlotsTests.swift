@@ -2,7 +2,7 @@ import NavSyncCore
 import NavSyncTLS
 import XCTest
 
-/// (1.3) `--max-handshakes`: the slots alone, with numbers for handshakes.
+/// `--max-handshakes`: the slots alone, with numbers for handshakes.
 final class HandshakeSlotsTests: XCTestCase {
     private func address(_ n: UInt32) -> PeerAddress { .ipv4(0x7f00_0000 + n) }
 

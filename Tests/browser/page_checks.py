@@ -1,5 +1,10 @@
-"""What both browser tests use: a line-protocol client over any connected
-socket, the check counter, and bounded waits on the page."""
+"""What the browser tests share: a line-protocol client over any connected
+socket, the check counter, bounded waits on the page, and the per-run
+certificates of the TLS tests."""
+import base64
+import hashlib
+import subprocess
+
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -56,3 +61,26 @@ def wait_for(driver, what, predicate, timeout=10):
 def shows(driver, title, rev):
     return (driver.find_element(By.ID, "title").text == title
             and driver.find_element(By.ID, "rev").text == str(rev))
+
+
+def make_certificates(work, ca_name):
+    """Makes, in `work`, a CA (ca.pem) and a server certificate (server.pem,
+    server.key) whose SAN names 127.0.0.1 and localhost, with the openssl
+    command; returns the server key's SPKI hash, which Chromium is told to
+    trust."""
+    def openssl(*arguments):
+        subprocess.run(["openssl", *arguments], cwd=work, check=True, capture_output=True, timeout=30)
+
+    for key in ["ca.key", "server.key"]:
+        openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key)
+    openssl("req", "-x509", "-new", "-key", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=" + ca_name)
+    with open(work + "/san.ext", "w") as ext:
+        ext.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    openssl("req", "-new", "-key", "server.key", "-subj", "/CN=localhost", "-out", "server.csr")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", "2", "-extfile", "san.ext", "-out", "server.pem")
+    public_key = subprocess.run(["openssl", "x509", "-in", "server.pem", "-pubkey", "-noout"], cwd=work,
+                                check=True, capture_output=True, timeout=30).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=public_key, cwd=work,
+                         check=True, capture_output=True, timeout=30).stdout
+    return base64.b64encode(hashlib.sha256(der).digest()).decode()

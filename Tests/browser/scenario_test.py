@@ -24,8 +24,6 @@ Chromium; terminal panes rendered from `tmux capture-pane -e` when Pillow
 is there) go to ARTIFACT_DIR. Every wait is bounded; every process started
 here is stopped by its PID or its tmux socket.
 """
-import base64
-import hashlib
 import os
 import re
 import shutil
@@ -39,7 +37,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from page_checks import Checks, wait_for
+from page_checks import Checks, make_certificates, wait_for
 
 BIN = os.path.abspath(sys.argv[1])
 ARTIFACTS = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else None
@@ -59,27 +57,6 @@ GRANTS = [
     "view team-a %s wall-2" % WALL_2,
     "view team-a %s bo" % ATTENDEE,
 ]
-
-
-def openssl(*arguments):
-    subprocess.run(["openssl", *arguments], cwd=WORK, check=True, capture_output=True, timeout=30)
-
-
-def make_certificates():
-    """A CA and a certificate whose SAN names 127.0.0.1 and localhost; returns the key's SPKI hash for Chromium."""
-    for key in ["ca.key", "server.key"]:
-        openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key)
-    openssl("req", "-x509", "-new", "-key", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=team day CA")
-    with open(os.path.join(WORK, "san.ext"), "w") as ext:
-        ext.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    openssl("req", "-new", "-key", "server.key", "-subj", "/CN=localhost", "-out", "server.csr")
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-            "-days", "2", "-extfile", "san.ext", "-out", "server.pem")
-    public_key = subprocess.run(["openssl", "x509", "-in", "server.pem", "-pubkey", "-noout"], cwd=WORK,
-                                check=True, capture_output=True, timeout=30).stdout
-    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=public_key, cwd=WORK,
-                         check=True, capture_output=True, timeout=30).stdout
-    return base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
 def write(name, text, mode=0o600):
@@ -218,7 +195,7 @@ def open_tab(driver, url, window="tab", size=None):
 
 
 def main():
-    spki = make_certificates()
+    spki = make_certificates(WORK, "team day CA")
     grants = write("grants", "\n".join(GRANTS) + "\n")
     presenter_token = write("presenter-token", PRESENTER + "\n")
     attendee_token = write("attendee-token", ATTENDEE + "\n")

@@ -11,8 +11,6 @@ ws://), follow a change made by a line client speaking TLS, and send a click
 that the line client sees. Every wait is bounded; the daemon is stopped by
 its PID.
 """
-import base64
-import hashlib
 import os
 import re
 import shutil
@@ -27,31 +25,11 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from page_checks import Checks, LineClient, shows, wait_for
+from page_checks import Checks, make_certificates, LineClient, shows, wait_for
 
 BIN = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="navsync-wss-")
 check = Checks()
-
-
-def openssl(*arguments):
-    subprocess.run(["openssl", *arguments], cwd=WORK, check=True, capture_output=True, timeout=30)
-
-
-def make_certificates():
-    for key in ["ca.key", "server.key"]:
-        openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key)
-    openssl("req", "-x509", "-new", "-key", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=navsync-wss-test-ca")
-    with open(os.path.join(WORK, "san.ext"), "w") as ext:
-        ext.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    openssl("req", "-new", "-key", "server.key", "-subj", "/CN=localhost", "-out", "server.csr")
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-            "-days", "2", "-extfile", "san.ext", "-out", "server.pem")
-    public_key = subprocess.run(["openssl", "x509", "-in", "server.pem", "-pubkey", "-noout"], cwd=WORK,
-                                check=True, capture_output=True, timeout=30).stdout
-    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=public_key, cwd=WORK,
-                         check=True, capture_output=True, timeout=30).stdout
-    return base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
 def start_daemon():
@@ -80,7 +58,7 @@ def TLSLines(port):
 
 
 def main():
-    spki = make_certificates()
+    spki = make_certificates(WORK, "navsync-wss-test-ca")
     proc, port = start_daemon()
     options = webdriver.ChromeOptions()
     for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",

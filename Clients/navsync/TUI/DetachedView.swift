@@ -1,7 +1,7 @@
 import NavSyncClient
 import NavSyncCore
 
-/// (1.2) What a detached terminal client shows: its own navigation, moved by
+/// What a detached terminal client shows: its own navigation, moved by
 /// its own keys and never by the room. A change the keys ask for is read
 /// with the daemon's own parser and applied with the daemon's own reducer
 /// against the catalog the daemon sent, so browsing privately follows the

@@ -1,7 +1,7 @@
 import NavSyncClient
 import NavSyncCore
 
-/// (1.2) What a frame shows about presence: who is here, which of them is
+/// What a frame shows about presence: who is here, which of them is
 /// this client, and, while detached, where the room itself is.
 struct PresenceFrame {
     var members: [Member] = []

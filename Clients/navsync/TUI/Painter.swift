@@ -14,14 +14,14 @@ struct Frame {
     var lastLoss: String?
     /// False until the first connection: a failure then is "cannot connect", not "lost".
     var hasConnected: Bool
-    /// (1.1) Whether the last reconnect's `WATCH <rev>` was continued or resynced; nil before any reconnect.
+    /// Whether the last reconnect's `WATCH <rev>` was continued or resynced; nil before any reconnect.
     var lastResume: ResumeOutcome?
     var now: UInt64
-    /// (1.2) Members, and the room's state while this client is detached.
+    /// Members, and the room's state while this client is detached.
     var presence = PresenceFrame()
-    /// (1.3) The connection's grant from `WHOAMI` (nil before it answers, or from a 1.1 daemon).
+    /// The connection's grant from `WHOAMI` (nil before it answers, or from a 1.1 daemon).
     var identity: Identity?
-    /// (1.3) A token was given (`--token-file`): a viewer is told about "this token", else about no token.
+    /// A token was given (`--token-file`): a viewer is told about "this token", else about no token.
     var hasToken = false
 }
 
@@ -32,7 +32,7 @@ struct Frame {
 ///     row h-2       keys, the data prompt, or why the link was lost
 ///     row h-1       status: address, room, revision, watchers, link state
 ///
-/// (1.1) Sheets are boxes over the middle, the top one in front; the screen
+/// Sheets are boxes over the middle, the top one in front; the screen
 /// beneath then keeps to the top of the middle, above them. The menu or the
 /// key list is drawn over everything when open.
 struct Painter {
@@ -162,7 +162,7 @@ struct Painter {
     /// How many sheets below the top one show as the edges of boxes behind it.
     static let sheetsShownBehind = 3
 
-    /// (1.1) The sheets as bordered boxes in their own colours: the top one
+    /// The sheets as bordered boxes in their own colours: the top one
     /// in front and whole, labelled with its place in the pile; up to three
     /// under it peek out above and to the left, each labelled with its title.
     /// On a short terminal the boxes behind go first, then the padding, then
@@ -332,17 +332,17 @@ struct Painter {
         let separator = terminal.unicode ? " · " : " | "
         // Detached, the revision is the room's (which moves on), not the one this screen was taken at.
         let revision = (frame.presence.roomWhileDetached ?? frame.snapshot).map { "rev \($0.revision)" }
-        // (1.2) "How many are here" is the members (fleet-wide), not this daemon's watchers; from a
+        // "How many are here" is the members (fleet-wide), not this daemon's watchers; from a
         // 1.1 daemon, the watchers. While not live the count may be stale, so it is unknown.
         let here = frame.presence.count.map { $0 == 1 ? "1 member" : "\($0) members" }
             ?? frame.watchers.map { $0 == 1 ? "1 watcher" : "\($0) watchers" }
         let watchers = frame.link == .live ? here : (frame.presence.count == nil ? "? watchers" : "? members")
-        // (1.2) Detached: say so, and where the room is, before anything else.
+        // Detached: say so, and where the room is, before anything else.
         let detached = frame.presence.roomWhileDetached.map {
             "detached (room at \(SpokenRoute.words(stack: $0.stack, sheets: $0.sheets, unicode: terminal.unicode)))"
         }
         let address = "\(frame.endpoint)"
-        // (1.2) A viewer sees why its keys do nothing.
+        // A viewer sees why its keys do nothing.
         let room = "room \(frame.room)" + (frame.ui.isViewer ? " (view only)" : "")
         let resume = frame.lastResume.map { $0 == .continued ? "continued" : "resynced" }
         let layouts: [[String?]] = [
@@ -491,7 +491,7 @@ struct Painter {
         return [TextCells.prefix(needed, fitting: max(0, columns))]
     }
 
-    /// What to tell the user when the client stopped for good. (1.3) A room
+    /// What to tell the user when the client stopped for good. A room
     /// outside the grant names that room and the rooms the grant allows.
     static func stopAdvice(_ reason: String, room: String, identity: Identity?) -> [String] {
         if reason.hasPrefix("ERR \(ErrorCode.authRequired.rawValue)") {
@@ -517,7 +517,7 @@ struct Painter {
         return [reason, "quit (q) and start navsync again"]
     }
 
-    /// The screen's catalog message, from `MESSAGES` (1.1); a daemon that
+    /// The screen's catalog message, from `MESSAGES`; a daemon that
     /// has none to give (or a 1.0 daemon) shows none.
     static func message(for entry: CatalogEntry?) -> String? {
         guard let message = entry?.message, !message.isEmpty else { return nil }

@@ -23,7 +23,7 @@ final class TerminalApp {
     private var clock: LoopTimer?
     private var paintHook: LoopHook?
     private var quitting = false
-    /// (1.2) Set while detached: what this client shows instead of the room.
+    /// Set while detached: what this client shows instead of the room.
     private var detached: DetachedView?
 
     /// Why the full-screen client cannot run on this terminal, or nil. A
@@ -194,7 +194,7 @@ final class TerminalApp {
         }
     }
 
-    /// (1.2) Detached, a change moves only what this client shows, and the
+    /// Detached, a change moves only what this client shows, and the
     /// daemon hears where it looks now.
     private func browseDetached(_ request: ClientRequest) {
         guard var view = detached else { return }

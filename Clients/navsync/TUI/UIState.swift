@@ -10,14 +10,14 @@ struct UIState {
         case menu(MenuPurpose, selected: Int)
         case prompt(Prompt)
         case help
-        /// (1.2) The room's members, over the screen.
+        /// The room's members, over the screen.
         case members
     }
 
     /// What Enter in the menu does with the highlighted screen.
     enum MenuPurpose: Equatable {
         case select, push
-        /// (1.1) Show it as a sheet over everything.
+        /// Show it as a sheet over everything.
         case present
     }
 
@@ -42,9 +42,9 @@ struct UIState {
         case send(ClientRequest)
         case repaintEverything
         case quit
-        /// (1.2) Look at the room's screen on one's own from now on (`AT`).
+        /// Look at the room's screen on one's own from now on (`AT`).
         case detach
-        /// (1.2) Show the room's state again (`AT -`).
+        /// Show the room's state again (`AT -`).
         case follow
     }
 
@@ -54,10 +54,10 @@ struct UIState {
 
     var mode: Mode = .browsing
     var notice: Notice?
-    /// (1.2) The daemon says this connection holds a `view` grant (`WHOAMI`):
+    /// The daemon says this connection holds a `view` grant (`WHOAMI`):
     /// no key that would change the room does anything but say so.
     var isViewer = false
-    /// (1.2) Detached from the room: the keys move only what this client
+    /// Detached from the room: the keys move only what this client
     /// shows (and its `AT`), so a viewer may use them too.
     var isDetached = false
 
@@ -93,7 +93,7 @@ struct UIState {
         }
     }
 
-    /// (1.2) The members panel stays open for detach and follow, so the
+    /// The members panel stays open for detach and follow, so the
     /// change shows in it; any other key closes it.
     private mutating func membersPanel(_ key: Key) -> Intent {
         switch key {
