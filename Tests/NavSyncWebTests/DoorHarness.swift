@@ -1,3 +1,4 @@
+import Glibc
 import NavSyncCore
 import NavSyncWeb
 import UVLoop
@@ -48,7 +49,12 @@ final class DoorHarness {
         let watchdog = LoopTimer(loop: loop)
         var expired = false
         watchdog.start(afterMilliseconds: seconds * 1000) { expired = true }
-        while !condition() && !expired { loop.runOnce(nowait: false) }
+        // Without waiting for IO: a turn that ran a timer would otherwise
+        // sleep in the poll phase until the next timer (the watchdog).
+        while !condition() && !expired {
+            loop.runOnce(nowait: true)
+            usleep(1_000)
+        }
         watchdog.close()
     }
 
