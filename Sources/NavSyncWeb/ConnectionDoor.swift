@@ -19,8 +19,9 @@ import UVLoop
 /// accept, `ERR busy`). Once it chose HTTP, the exchange is handed at most
 /// `inputBytesPerTurn` of input per loop turn, as the link hands the hub
 /// lines: the rest of a read waits here, with reading stopped, for the
-/// next turns, so a client pipelining requests cannot hold the loop. After `shutdownWrite` (the link is closing) input
-/// still goes up, and the link discards it; none reaches the exchange.
+/// next turns, so a client pipelining requests cannot hold the loop.
+/// After `shutdownWrite` (the link is closing) input still goes up, and
+/// the link discards it; none reaches the exchange.
 /// Owned by the link above; owns the exchange. Must be used on the loop thread only.
 public final class ConnectionDoor: ByteStream {
     /// The stream this door reads and writes.
