@@ -288,6 +288,8 @@ extension RedisRoomStore {
             track.parked.removeAll()
             track.filling = false
         }
+        // Resumes that waited for a fill are answered now (the store is down: refused).
+        for (_, track) in tracks { track.fillEnded(failure: reason) }
         // Changes still queued (none in flight for their room) are refused now, in order.
         for (room, track) in tracks where track.inFlight == 0 && !track.waiting.isEmpty { startRound(room) }
         scheduleReconnect()

@@ -73,7 +73,7 @@ extension Server: RoomStoreDelegate {
 
     /// Runs the command that waited for the changes in flight, then the
     /// lines behind it, then what waited behind them.
-    private func continueAfterStore(_ session: Session) {
+    func continueAfterStore(_ session: Session) {
         guard !session.isEnded else { return }
         if let command = session.changes.takeCommandBehindChanges() {
             let outer = session.changes.isRunningLines

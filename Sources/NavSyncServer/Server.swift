@@ -253,7 +253,7 @@ public final class Server {
             submit(ChangeRequest(room: session.room, mutation: mutation, ifRevision: expected, session: session,
                                  ticket: session.changes.nextTicket))
         case .watch(let after):
-            watch(session, after: after)
+            resumeWatch(session, after: after)
         case .unwatch:
             stopWatching(session)
             fanOut.reply(session, Wire.ok(revisionShown(to: session)))
@@ -392,6 +392,38 @@ public final class Server {
     // MARK: - Rooms and watchers
 
     func state(of name: String) -> RoomState { rooms.state(of: name) }
+
+    /// Watching from a revision, judged against the fleet-wide revision
+    /// (`WATCH <rev>`; the web door's resumes call it too). When this
+    /// daemon's copy of the room is behind `revision` and the store's copy
+    /// may trail the fleet, the session's lines wait while the store
+    /// catches the copy up; then the watch is answered from the caught-up
+    /// copy, so a client that comes over from another daemon of the fleet
+    /// never gets a `STATE` older than the revision it already has, nor an
+    /// event it already applied. A plain watch (`revision` nil), or one
+    /// from a revision the copy holds, is answered at once.
+    public func resumeWatch(_ session: Session, after revision: UInt64?) {
+        let room = session.room
+        guard let revision, store.copyMayTrail, revision > state(of: room).revision else {
+            watch(session, after: revision)
+            return
+        }
+        session.changes.beginCatchUp()
+        store.catchUp(room, to: revision) { [weak self] failure in
+            guard let self else { return }
+            session.changes.endCatchUp()
+            guard !session.isClosing else { return }
+            if let why = failure ?? store.unavailableReason(forRoom: room) {
+                // The store went away meanwhile: refused, not subscribed.
+                fanOut.reply(session, Wire.error(ProtocolError(.unavailable, why)))
+            } else {
+                watch(session, after: revision)
+            }
+            // Answered inside `catchUp`: the lines already running go on by themselves.
+            guard !session.changes.isRunningLines else { return }
+            continueAfterStore(session)
+        }
+    }
 
     /// `WATCH` and `WATCH <rev>`: subscribe (or renew the subscription)
     /// and answer with a snapshot, or with `CONTINUE <rev>` and the events
