@@ -34,10 +34,8 @@ public final class Server {
     // Figures for STATS (the output's own are the fan-out's).
     var commandsHandled: UInt64 = 0
 
-    // Changes not yet fsynced (`--fsync batch`), see Server+Durability.
-    var unsyncedChanges: [UnsyncedChange] = []
-    /// `eventsOut` and `changesMade` before the current unsynced batch.
-    var figuresBeforeUnsynced: (eventsOut: UInt64, changes: UInt64) = (0, 0)
+    /// Changes not yet fsynced (`--fsync batch`) and their undo.
+    let undurable: UndurableChanges
     /// Sessions still in memory, open or not; back to the open ones once
     /// every closed connection has been freed.
     public let liveSessions = LiveCount()
@@ -96,6 +94,7 @@ public final class Server {
         self.fanOut = FanOut(limits: config.limits, log: log)
         self.connectionLog = ConnectionLog(log: log, milliseconds: clock)
         self.rooms = RoomRegistry(states: loaded, initialStack: catalog.initialStack, limits: config.limits)
+        self.undurable = UndurableChanges(rooms: rooms, fanOut: fanOut)
         store.delegate = self
         fanOut.currentState = { [unowned self] session in state(of: session.room) }
         fanOut.finishEnding = { [unowned self] session in finishEnding(session, graceful: true) }
@@ -196,15 +195,14 @@ public final class Server {
     /// The transport failed; nothing more can be sent.
     public func transportFailed(_ session: Session, _ what: String) {
         guard !session.isEnded else { return }
-        session.outbox.removeAll()
-        session.outboxBytes = 0
+        fanOut.discard(session)
         session.endReason = session.endReason ?? .transportError(what)
         finishEnding(session, graceful: false)
     }
 
     /// The transport has sent everything it held for this session.
     public func writeQueueDrained(_ session: Session) {
-        guard !session.isEnded, session.owesResync || session.readingPaused else { return }
+        guard !session.isEnded, session.output.owesResync || session.output.readingPaused else { return }
         fanOut.markDirty(session)
     }
 
@@ -329,8 +327,7 @@ public final class Server {
             refuseAuth(session, "throttled, retry in \(seconds) s", logged: "AUTH throttled", throttled: true)
             return
         }
-        session.credential = token
-        session.grant = grant
+        session.access.authenticated(with: token, as: grant)
         fanOut.reply(session, Wire.ok(revisionShown(to: session)))
         leaveRoomIfNoLongerGranted(session)
         grantChanged(session)
@@ -339,11 +336,11 @@ public final class Server {
     /// One failed `AUTH`: counted, logged (rate-limited), answered; the
     /// third on a connection closes it.
     private func refuseAuth(_ session: Session, _ reason: String, logged: String, throttled: Bool = false) {
-        session.failedAuths += 1
-        access.noteFailure("\(logged) (\(session.failedAuths) of \(Limits.authAttemptsBeforeClose))",
+        let failures = session.access.authFailed()
+        access.noteFailure("\(logged) (\(failures) of \(Limits.authAttemptsBeforeClose))",
                            peer: session.label, throttled: throttled)
         fanOut.reply(session, Wire.error(ProtocolError(.authFailed, reason)))
-        if session.failedAuths >= Limits.authAttemptsBeforeClose {
+        if failures >= Limits.authAttemptsBeforeClose {
             fanOut.end(session, .authFailed)
         }
     }
@@ -373,7 +370,7 @@ public final class Server {
         access.replaceGrants(grants)
         var revoked = 0, changed = 0
         for session in sessions.values where !session.isClosing {
-            guard let token = session.credential else { continue }
+            guard let token = session.access.credential else { continue }
             guard let grant = access.grant(forToken: token) else {
                 revoked += 1
                 fanOut.reply(session, Wire.error(ProtocolError(.forbidden, "token revoked")))
@@ -382,7 +379,7 @@ public final class Server {
             }
             guard grant != session.grant else { continue }
             changed += 1
-            session.grant = grant
+            session.access.regranted(grant)
             leaveRoomIfNoLongerGranted(session)
             grantChanged(session)
         }
@@ -454,7 +451,7 @@ public final class Server {
     private func startWatching(_ session: Session) {
         // A repeated WATCH is answered with a fresh snapshot, which also
         // settles any resync this watcher was owed.
-        session.owesResync = false
+        fanOut.resyncAnswered(session)
         guard !session.watching else { return }
         session.watching = true
         fanOut.follow(session, rooms.addWatcher(session, to: session.room))
@@ -463,9 +460,7 @@ public final class Server {
 
     func stopWatching(_ session: Session) {
         // Events broadcast before it stopped watching are still its to receive.
-        fanOut.takeOwedEvents(session)
-        session.owesResync = false
-        session.watchedRoom = nil
+        fanOut.unfollow(session)
         guard session.watching else { return }
         session.watching = false
         rooms.removeWatcher(session, from: session.room)
@@ -474,7 +469,7 @@ public final class Server {
 
     private func join(_ session: Session, _ name: String) {
         guard name != session.room else {
-            session.owesResync = false
+            fanOut.resyncAnswered(session)
             return
         }
         let wasWatching = session.watching
@@ -498,7 +493,7 @@ public final class Server {
     func finishEnding(_ session: Session, graceful: Bool) {
         guard !session.isEnded else { return }
         session.isEnded = true
-        if session.inBacklogList { fanOut.backlogHoldsEnded = true }
+        if session.output.isBacklogged { fanOut.backlogHoldsEnded = true }
         detach(session)
         let reason = session.endReason ?? .peerClosed
         connectionLog.closed("\(session.label) closed: \(reason)", level: reason == .busy ? .debug : .info)
