@@ -148,7 +148,12 @@ extension RedisRoomStore {
             let oneDone = {
                 waiting -= 1
                 // Then the fleet's members; that read makes the store up.
-                if waiting == 0 { self.readFleetMembers(attempt) }
+                if waiting == 0 {
+                    self.presence.readFleetMembers(attempt) {
+                        self.becomeUp(attempt)
+                        self.presence.republishOwnMembers(on: self.commands, epoch: self.epoch)
+                    }
+                }
             }
             for room in names.sorted() {
                 attempt.ask(StoredRoomHash.command(self.keys, room: room)) { reply in
@@ -221,7 +226,7 @@ extension RedisRoomStore {
                     self.fault("the fleet's epoch in redis changed (data lost or flushed)")
                 }
             }
-            self.renewPresence(attempt)
+            self.presence.renew(attempt, epoch: self.epoch)
         }
         heartbeat = timer
     }
@@ -267,7 +272,7 @@ extension RedisRoomStore {
         heartbeat = nil
         heldPushes = nil
         // A read of the members again ends with the attempt; the reconnect reads them anyway.
-        heldPresence = nil
+        presence.connectionLost()
         // Reads of the old connections may never be answered; every room is read again on reconnecting.
         recheckingRooms.removeAll()
         if let completion = startCompletion {

@@ -26,7 +26,7 @@ extension RedisRoomStore {
             return
         }
         if channel == keys.presenceChannel {
-            presencePushed(payload)
+            presence.pushed(payload, epoch: epoch)
             return
         }
         guard let (publishedEpoch, change) = PublishedChange.parse(payload) else {

@@ -60,7 +60,9 @@ public final class RedisRoomStore: RoomStore {
     /// A change that meets other daemons' changes this many times in a row is refused.
     static let maxAttempts = 64
 
-    public weak var delegate: RoomStoreDelegate?
+    public weak var delegate: RoomStoreDelegate? {
+        didSet { presence.delegate = delegate }
+    }
     let loop: EventLoop
     let settings: Settings
     var keys: BackplaneKeys { settings.keys }
@@ -101,15 +103,9 @@ public final class RedisRoomStore: RoomStore {
     var unreadableRooms: [String: String] = [:]
     /// Rooms whose keys are being read again (`recheck`), one read at a time.
     var recheckingRooms: Set<String> = []
-    /// Members of this daemon and of the others (RedisRoomStore+Presence).
-    var fleetPresence = FleetPresence()
-    /// Presence read from Redis and not taken (`presence_rejected`).
-    var presenceRejections = PresenceRejections()
-    /// While the members are read again: the channel's changes that
-    /// arrived meanwhile, applied after the read.
-    var heldPresence: [(epoch: String, change: PresenceMessage)]?
-    /// When lines too long to publish were last logged (at most once a second).
-    var lastLeftOutWarning: UInt64?
+    /// Members of this daemon and of the others, kept in step with the
+    /// fleet (`FleetPresenceSync`); set once in `init`.
+    private(set) var presence: FleetPresenceSync!
 
     var outages: UInt64 = 0
     var gapFills: UInt64 = 0
@@ -134,7 +130,10 @@ public final class RedisRoomStore: RoomStore {
         downReason = "connecting to redis at \(settings.endpoint)"
         var generator = SystemRandomNumberGenerator()
         daemonTag = String(generator.next() as UInt32, radix: 36)
-        fleetPresence.remoteLimit = settings.maxRemoteMembers
+        presence = FleetPresenceSync(keys: settings.keys, daemonTag: daemonTag, maxLineBytes: settings.maxLineBytes,
+                                     maxRemoteMembers: settings.maxRemoteMembers, log: log,
+                                     now: { [loop] in loop.nowMilliseconds },
+                                     refuseConnection: { [weak self] why in self?.refuse(why) })
     }
 
     /// Connects, checks Redis and the fleet's catalog, reads every room, and
@@ -189,7 +188,7 @@ public final class RedisRoomStore: RoomStore {
                   help: "Changes judged again because another daemon changed the room first."),
          .gauge("backplane_rooms_unreadable", unreadableRooms.count,
                 help: "Rooms refused now because their keys in Redis cannot be read."),
-         .counter("presence_rejected", presenceRejections.count,
+         .counter("presence_rejected", presence.rejectedCount,
                   help: "Presence lines, messages and members read from Redis and not taken (malformed, too large, over the member limit).")]
     }
 
@@ -199,7 +198,7 @@ public final class RedisRoomStore: RoomStore {
     /// a round later.
     public func endOfTurn() {
         // The turn's member changes leave as one message, like a round.
-        flushPresence()
+        presence.flush(on: isUp ? commands : nil, epoch: epoch)
         guard !roomsAwaitingRound.isEmpty else { return }
         let rooms = roomsAwaitingRound
         roomsAwaitingRound.removeAll(keepingCapacity: true)
@@ -219,6 +218,23 @@ public final class RedisRoomStore: RoomStore {
     /// at the head of the next round, and an `IF` that Redis must check first
     /// ends its round, so nothing behind it is sent before it is settled.
     public func mayPipeline(after change: ChangeRequest) -> Bool { true }
+
+    // MARK: - Presence (FleetPresenceSync)
+
+    /// A daemon whose key is not renewed for this long is taken for dead:
+    /// with a heartbeat a second, its members are reported gone within about
+    /// 11 s of its end (the contract asks for 15).
+    static let daemonKeyMilliseconds: UInt64 = 10_000
+
+    public var memberIDPrefix: String { daemonTag + "." }
+
+    public func memberChanged(_ member: Member, in room: String) {
+        presence.noteLocal(.member(room: room, member))
+    }
+
+    public func memberGone(_ id: String, from room: String) {
+        presence.noteLocal(.gone(room: room, id: id))
+    }
 
     /// Stores `catalog` as the fleet's (SIGHUP); every daemon, this one
     /// included, adopts it from the catalog channel.
