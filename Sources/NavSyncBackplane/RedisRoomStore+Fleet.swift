@@ -8,18 +8,6 @@ import UVLoop
 extension RedisRoomStore {
     // MARK: - Events from the fleet
 
-    func pushed(_ reply: RedisReply) {
-        guard let parts = reply.elements, parts.count == 3, parts[0].text == "message",
-              let channel = parts[1].text, case .string(let payload) = parts[2] else { return }
-        // A presence message too large to read is dropped now, not held.
-        let tooLarge = channel == keys.presenceChannel && payload.count > PresenceBounds.maxMessageBytes
-        if heldPushes != nil && !tooLarge {
-            heldPushes?.append(contentsOf: [Array(channel.utf8) + [0]] + [payload])
-            return
-        }
-        deliverPush(channel: channel, payload: payload)
-    }
-
     func deliverPush(channel: String, payload: [UInt8]) {
         if channel == keys.catalogChannel {
             fetchCatalog()

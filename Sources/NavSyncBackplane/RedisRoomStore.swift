@@ -71,24 +71,18 @@ public final class RedisRoomStore: RoomStore {
     /// Makes one link to Redis: the two callbacks are its `onReady` and
     /// `onGone` (see `RedisConnection.init`). A test passes scripted links.
     typealias Connector = RedisAttempt.Connector
-    let makeLink: Connector
 
+    /// The connection's state machine (connect, handshake, up, down,
+    /// reconnect); set once in `init`.
+    private(set) var connection: BackplaneConnection!
     /// The current try at Redis (nil between a loss and the next try).
-    var attempt: RedisAttempt?
+    var attempt: RedisAttempt? { connection.attempt }
     /// Where change rounds and history reads are sent (see `RedisAttempt`).
-    var commands: (any RedisLink)? { attempt?.commandLink }
-    var isUp = false
-    var downReason: String
-    var epoch: String?
+    var commands: (any RedisLink)? { connection.commands }
+    var isUp: Bool { connection.isUp }
+    var downReason: String { connection.downReason }
+    var epoch: String? { connection.epoch }
     var tracks: [String: RoomTrack] = [:]
-    var retryTimer: LoopTimer?
-    var heartbeat: LoopTimer?
-    var backoff = ReconnectBackoff()
-    var outageStartedAt: UInt64?
-    var startCompletion: ((StartError?) -> Void)?
-    var closed = false
-    /// Pushes that arrived while rooms were still being read after a connect.
-    var heldPushes: [[UInt8]]? = nil
     /// Rooms with changes waiting and no round in flight, started at the end of the turn.
     var roomsAwaitingRound: [String] = []
     /// The tag of the change that made each room's view (absent: none, rev 0).
@@ -107,7 +101,6 @@ public final class RedisRoomStore: RoomStore {
     /// fleet (`FleetPresenceSync`); set once in `init`.
     private(set) var presence: FleetPresenceSync!
 
-    var outages: UInt64 = 0
     var gapFills: UInt64 = 0
     /// Events read back from a room's history because a message was missed.
     var gapsFilled: UInt64 = 0
@@ -123,13 +116,14 @@ public final class RedisRoomStore: RoomStore {
     }
 
     init(loop: EventLoop, settings: Settings, log: Logger, connector: @escaping Connector) {
-        self.makeLink = connector
         self.loop = loop
         self.settings = settings
         self.log = log
-        downReason = "connecting to redis at \(settings.endpoint)"
         var generator = SystemRandomNumberGenerator()
         daemonTag = String(generator.next() as UInt32, radix: 36)
+        connection = BackplaneConnection(loop: loop, keys: settings.keys, endpoint: settings.endpoint,
+                                         replaceCatalog: settings.replaceCatalog, log: log, connector: connector)
+        connection.owner = self
         presence = FleetPresenceSync(keys: settings.keys, daemonTag: daemonTag, maxLineBytes: settings.maxLineBytes,
                                      maxRemoteMembers: settings.maxRemoteMembers, log: log,
                                      now: { [loop] in loop.nowMilliseconds },
@@ -141,20 +135,12 @@ public final class RedisRoomStore: RoomStore {
     /// daemon must not start. Later outages are handled here, not reported.
     /// `rooms` are delivered to the delegate, which must be set first.
     public func start(completion: @escaping (StartError?) -> Void) {
-        startCompletion = completion
-        connect()
+        connection.start(completion: completion)
     }
 
     /// Closes both connections (before the loop shuts down: hiredis's
     /// handles must be closed by hiredis).
-    public func close() {
-        closed = true
-        retryTimer?.close()
-        heartbeat?.close()
-        let old = attempt
-        attempt = nil
-        old?.retire()
-    }
+    public func close() { connection.close() }
 
     // MARK: - RoomStore
 
@@ -179,7 +165,7 @@ public final class RedisRoomStore: RoomStore {
     public var figures: [Figure] {
         [.word("backplane", isUp ? "up" : "down", help: "Whether Redis answers, as a word (see backplane_up)."),
          .gauge("backplane_up", isUp ? 1 : 0, help: "1 while Redis answers, 0 during an outage."),
-         .counter("backplane_outages", outages, help: "Times the connection to Redis was lost."),
+         .counter("backplane_outages", connection.outages, help: "Times the connection to Redis was lost."),
          .counter("backplane_gap_fills", gapFills, help: "Reads of a room's history to fill a gap of missed messages."),
          .counter("backplane_gaps_filled", gapsFilled,
                   help: "Events read back from a room's history because a message was missed."),
