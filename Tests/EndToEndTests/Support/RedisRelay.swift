@@ -74,12 +74,12 @@ final class RedisRelay: @unchecked Sendable {
         stopped = true
         holding = false
         condition.broadcast()
-        let open = sockets
-        sockets.removeAll()
+        // Under the lock: a pump that ends closes its sockets under it too,
+        // so no number shut down here can belong to anything else by then.
+        for fd in sockets { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
         condition.unlock()
         Glibc.shutdown(listener, Int32(SHUT_RDWR))
         Glibc.close(listener)
-        for fd in open { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
@@ -97,9 +97,25 @@ final class RedisRelay: @unchecked Sendable {
             sockets += [client, server]
             condition.unlock()
             let subscribed = SubscriptionFlag()
-            Thread { [self] in pump(from: client, to: server, marking: subscribed) }.start()
-            Thread { [self] in pump(from: server, to: client, heldWhen: subscribed) }.start()
+            Thread { [self] in
+                pump(from: client, to: server, marking: subscribed)
+                pumpEnded(client, server, subscribed)
+            }.start()
+            Thread { [self] in
+                pump(from: server, to: client, heldWhen: subscribed)
+                pumpEnded(client, server, subscribed)
+            }.start()
         }
+    }
+
+    /// The second of a connection's two pumps to end closes its sockets.
+    private func pumpEnded(_ client: Int32, _ server: Int32, _ flag: SubscriptionFlag) {
+        guard flag.endOnePump() else { return }
+        condition.lock()
+        sockets.removeAll { $0 == client || $0 == server }
+        Glibc.close(client)
+        Glibc.close(server)
+        condition.unlock()
     }
 
     /// Daemon to Redis: passed on at once; notes a `SUBSCRIBE`.
@@ -168,10 +184,19 @@ final class RedisRelay: @unchecked Sendable {
     }
 }
 
-/// Set once a relayed connection has subscribed; read by the other direction's thread.
-private final class SubscriptionFlag: @unchecked Sendable {  // one Bool behind a lock
+/// Set once a relayed connection has subscribed; read by the other
+/// direction's thread. Also counts the connection's pumps still running.
+private final class SubscriptionFlag: @unchecked Sendable {  // its fields are only touched under `lock`
     private let lock = NSLock()
     private var value = false
+    private var pumpsRunning = 2
     var isSet: Bool { lock.withLock { value } }
     func set() { lock.withLock { value = true } }
+    /// True for the last pump to end.
+    func endOnePump() -> Bool {
+        lock.withLock {
+            pumpsRunning -= 1
+            return pumpsRunning == 0
+        }
+    }
 }
