@@ -8,25 +8,13 @@ import UVLoop
 extension RedisRoomStore {
     // MARK: - Events from the fleet
 
-    func pushed(_ reply: RedisReply) {
-        guard let parts = reply.elements, parts.count == 3, parts[0].text == "message",
-              let channel = parts[1].text, case .string(let payload) = parts[2] else { return }
-        // A presence message too large to read is dropped now, not held.
-        let tooLarge = channel == keys.presenceChannel && payload.count > PresenceBounds.maxMessageBytes
-        if heldPushes != nil && !tooLarge {
-            heldPushes?.append(contentsOf: [Array(channel.utf8) + [0]] + [payload])
-            return
-        }
-        deliverPush(channel: channel, payload: payload)
-    }
-
     func deliverPush(channel: String, payload: [UInt8]) {
         if channel == keys.catalogChannel {
             fetchCatalog()
             return
         }
         if channel == keys.presenceChannel {
-            presencePushed(payload)
+            presence.pushed(payload, epoch: epoch)
             return
         }
         guard let (publishedEpoch, change) = PublishedChange.parse(payload) else {
@@ -94,8 +82,9 @@ extension RedisRoomStore {
         gapFills += 1
         let from = viewState(room).revision + 1
         commands.send(RoomHistory.command(keys, room: room, from: from)) { [weak self] reply in
-            guard let self else { return }
             track.filling = false
+            defer { track.fillEnded(failure: reply == nil ? Self.lostWhileCatchingUp : nil) }
+            guard let self else { return }
             guard let entries = reply?.elements else {
                 // No reply: the connection is gone, and the reconnect reads every room again.
                 guard reply != nil else { return }
@@ -143,9 +132,9 @@ extension RedisRoomStore {
         let track = track(room)
         track.filling = true
         commands.send(StoredRoomHash.command(keys, room: room)) { [weak self] reply in
-            guard let self else { return }
             track.filling = false
-            guard let reply else { return }
+            defer { track.fillEnded(failure: reply == nil ? Self.lostWhileCatchingUp : nil) }
+            guard let self, let reply else { return }
             let hash: StoredRoomHash
             switch StoredRoomHash.read(reply) {
             case .success(let read): hash = read
@@ -252,6 +241,55 @@ extension RedisRoomStore {
             track.parked.removeAll { $0.revision <= (state?.revision ?? 0) }
         }
     }
+
+    // MARK: - Resuming from a revision of the fleet
+
+    /// BACKPLANE.md (1.3): a resume is judged against the fleet-wide
+    /// revision. The room's revision in Redis is read; when it is past the
+    /// view (this daemon's subscription is behind), the room's history is
+    /// read from the view on, as for a gap, and `done` runs once that fill
+    /// has been applied. The published copies of those events, when they
+    /// arrive, are already known and dropped, so nobody sees one twice.
+    /// `done` runs at once when Redis is away, the room is set aside, or the
+    /// view already holds `revision`; and, whatever happens to the
+    /// connection, exactly once.
+    public var copyMayTrail: Bool { true }
+
+    public func catchUp(_ room: String, to revision: UInt64, then done: @escaping (String?) -> Void) {
+        guard isUp, let commands, unreadableRooms[room] == nil, viewState(room).revision < revision else {
+            done(nil)
+            return
+        }
+        let sent = commands.send(StoredRoomHash.command(keys, room: room)) { [weak self] reply in
+            guard let self, let reply, self.isUp else {
+                done(Self.lostWhileCatchingUp)
+                return
+            }
+            let hash: StoredRoomHash
+            switch StoredRoomHash.read(reply) {
+            case .success(let read): hash = read
+            case .failure(let unreadable):
+                // Refused by the caller's next look at the room.
+                self.roomUnreadable(room, because: unreadable.why)
+                done(nil)
+                return
+            }
+            // Not past the view: the client is ahead of the fleet itself, nothing to wait for.
+            guard hash.revision > self.viewState(room).revision else {
+                done(nil)
+                return
+            }
+            let track = self.track(room)
+            track.afterFill.append(done)
+            // A fill already under way was sent after this read (one
+            // connection answers in order), so it reaches this revision too.
+            if !track.filling { self.fillGap(room) }
+            if !track.filling { track.fillEnded(failure: Self.lostWhileCatchingUp) }
+        }
+        if !sent { done(Self.lostWhileCatchingUp) }
+    }
+
+    static let lostWhileCatchingUp = "lost the connection to redis while catching up with the fleet"
 
     // MARK: - The catalog
 

@@ -60,7 +60,9 @@ public final class RedisRoomStore: RoomStore {
     /// A change that meets other daemons' changes this many times in a row is refused.
     static let maxAttempts = 64
 
-    public weak var delegate: RoomStoreDelegate?
+    public weak var delegate: RoomStoreDelegate? {
+        didSet { presence.delegate = delegate }
+    }
     let loop: EventLoop
     let settings: Settings
     var keys: BackplaneKeys { settings.keys }
@@ -69,24 +71,18 @@ public final class RedisRoomStore: RoomStore {
     /// Makes one link to Redis: the two callbacks are its `onReady` and
     /// `onGone` (see `RedisConnection.init`). A test passes scripted links.
     typealias Connector = RedisAttempt.Connector
-    let makeLink: Connector
 
+    /// The connection's state machine (connect, handshake, up, down,
+    /// reconnect); set once in `init`.
+    private(set) var connection: BackplaneConnection!
     /// The current try at Redis (nil between a loss and the next try).
-    var attempt: RedisAttempt?
+    var attempt: RedisAttempt? { connection.attempt }
     /// Where change rounds and history reads are sent (see `RedisAttempt`).
-    var commands: (any RedisLink)? { attempt?.commandLink }
-    var isUp = false
-    var downReason: String
-    var epoch: String?
+    var commands: (any RedisLink)? { connection.commands }
+    var isUp: Bool { connection.isUp }
+    var downReason: String { connection.downReason }
+    var epoch: String? { connection.epoch }
     var tracks: [String: RoomTrack] = [:]
-    var retryTimer: LoopTimer?
-    var heartbeat: LoopTimer?
-    var backoff = ReconnectBackoff()
-    var outageStartedAt: UInt64?
-    var startCompletion: ((StartError?) -> Void)?
-    var closed = false
-    /// Pushes that arrived while rooms were still being read after a connect.
-    var heldPushes: [[UInt8]]? = nil
     /// Rooms with changes waiting and no round in flight, started at the end of the turn.
     var roomsAwaitingRound: [String] = []
     /// The tag of the change that made each room's view (absent: none, rev 0).
@@ -101,17 +97,10 @@ public final class RedisRoomStore: RoomStore {
     var unreadableRooms: [String: String] = [:]
     /// Rooms whose keys are being read again (`recheck`), one read at a time.
     var recheckingRooms: Set<String> = []
-    /// Members of this daemon and of the others (RedisRoomStore+Presence).
-    var fleetPresence = FleetPresence()
-    /// Presence read from Redis and not taken (`presence_rejected`).
-    var presenceRejections = PresenceRejections()
-    /// While the members are read again: the channel's changes that
-    /// arrived meanwhile, applied after the read.
-    var heldPresence: [(epoch: String, change: PresenceMessage)]?
-    /// When lines too long to publish were last logged (at most once a second).
-    var lastLeftOutWarning: UInt64?
+    /// Members of this daemon and of the others, kept in step with the
+    /// fleet (`FleetPresenceSync`); set once in `init`.
+    private(set) var presence: FleetPresenceSync!
 
-    var outages: UInt64 = 0
     var gapFills: UInt64 = 0
     /// Events read back from a room's history because a message was missed.
     var gapsFilled: UInt64 = 0
@@ -127,14 +116,18 @@ public final class RedisRoomStore: RoomStore {
     }
 
     init(loop: EventLoop, settings: Settings, log: Logger, connector: @escaping Connector) {
-        self.makeLink = connector
         self.loop = loop
         self.settings = settings
         self.log = log
-        downReason = "connecting to redis at \(settings.endpoint)"
         var generator = SystemRandomNumberGenerator()
         daemonTag = String(generator.next() as UInt32, radix: 36)
-        fleetPresence.remoteLimit = settings.maxRemoteMembers
+        connection = BackplaneConnection(loop: loop, keys: settings.keys, endpoint: settings.endpoint,
+                                         replaceCatalog: settings.replaceCatalog, log: log, connector: connector)
+        connection.owner = self
+        presence = FleetPresenceSync(keys: settings.keys, daemonTag: daemonTag, maxLineBytes: settings.maxLineBytes,
+                                     maxRemoteMembers: settings.maxRemoteMembers, log: log,
+                                     now: { [loop] in loop.nowMilliseconds },
+                                     refuseConnection: { [weak self] why in self?.refuse(why) })
     }
 
     /// Connects, checks Redis and the fleet's catalog, reads every room, and
@@ -142,20 +135,12 @@ public final class RedisRoomStore: RoomStore {
     /// daemon must not start. Later outages are handled here, not reported.
     /// `rooms` are delivered to the delegate, which must be set first.
     public func start(completion: @escaping (StartError?) -> Void) {
-        startCompletion = completion
-        connect()
+        connection.start(completion: completion)
     }
 
     /// Closes both connections (before the loop shuts down: hiredis's
     /// handles must be closed by hiredis).
-    public func close() {
-        closed = true
-        retryTimer?.close()
-        heartbeat?.close()
-        let old = attempt
-        attempt = nil
-        old?.retire()
-    }
+    public func close() { connection.close() }
 
     // MARK: - RoomStore
 
@@ -180,7 +165,7 @@ public final class RedisRoomStore: RoomStore {
     public var figures: [Figure] {
         [.word("backplane", isUp ? "up" : "down", help: "Whether Redis answers, as a word (see backplane_up)."),
          .gauge("backplane_up", isUp ? 1 : 0, help: "1 while Redis answers, 0 during an outage."),
-         .counter("backplane_outages", outages, help: "Times the connection to Redis was lost."),
+         .counter("backplane_outages", connection.outages, help: "Times the connection to Redis was lost."),
          .counter("backplane_gap_fills", gapFills, help: "Reads of a room's history to fill a gap of missed messages."),
          .counter("backplane_gaps_filled", gapsFilled,
                   help: "Events read back from a room's history because a message was missed."),
@@ -189,7 +174,7 @@ public final class RedisRoomStore: RoomStore {
                   help: "Changes judged again because another daemon changed the room first."),
          .gauge("backplane_rooms_unreadable", unreadableRooms.count,
                 help: "Rooms refused now because their keys in Redis cannot be read."),
-         .counter("presence_rejected", presenceRejections.count,
+         .counter("presence_rejected", presence.rejectedCount,
                   help: "Presence lines, messages and members read from Redis and not taken (malformed, too large, over the member limit).")]
     }
 
@@ -199,7 +184,7 @@ public final class RedisRoomStore: RoomStore {
     /// a round later.
     public func endOfTurn() {
         // The turn's member changes leave as one message, like a round.
-        flushPresence()
+        presence.flush(on: isUp ? commands : nil, epoch: epoch)
         guard !roomsAwaitingRound.isEmpty else { return }
         let rooms = roomsAwaitingRound
         roomsAwaitingRound.removeAll(keepingCapacity: true)
@@ -219,6 +204,23 @@ public final class RedisRoomStore: RoomStore {
     /// at the head of the next round, and an `IF` that Redis must check first
     /// ends its round, so nothing behind it is sent before it is settled.
     public func mayPipeline(after change: ChangeRequest) -> Bool { true }
+
+    // MARK: - Presence (FleetPresenceSync)
+
+    /// A daemon whose key is not renewed for this long is taken for dead:
+    /// with a heartbeat a second, its members are reported gone within about
+    /// 11 s of its end (the contract asks for 15).
+    static let daemonKeyMilliseconds: UInt64 = 10_000
+
+    public var memberIDPrefix: String { daemonTag + "." }
+
+    public func memberChanged(_ member: Member, in room: String) {
+        presence.noteLocal(.member(room: room, member))
+    }
+
+    public func memberGone(_ id: String, from room: String) {
+        presence.noteLocal(.gone(room: room, id: id))
+    }
 
     /// Stores `catalog` as the fleet's (SIGHUP); every daemon, this one
     /// included, adopts it from the catalog channel.

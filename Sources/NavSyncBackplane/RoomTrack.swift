@@ -32,6 +32,9 @@ final class RoomTrack {
     var parked: [PublishedChange] = []
     /// The room's history stream is being read to fill a gap.
     var filling = false
+    /// Resumes from a revision past the view (`catchUp`), answered when
+    /// the fill in progress ends.
+    var afterFill: [(String?) -> Void] = []
     /// Changes Redis has applied whose event the hub has not reached yet,
     /// by revision: answered when their event arrives, so `OK` comes before
     /// the `EVENT` and after every earlier one.
@@ -39,7 +42,16 @@ final class RoomTrack {
 
     var isIdle: Bool {
         inFlight == 0 && !roundAwaited && waiting.isEmpty && retrying.isEmpty && expectedInFlight.isEmpty && parked.isEmpty
-            && !filling && acknowledged.isEmpty
+            && !filling && acknowledged.isEmpty && afterFill.isEmpty
+    }
+
+    /// The fill has ended (and not gone on into another read): the
+    /// resumes that waited for it are answered, with why it failed when it did.
+    func fillEnded(failure: String?) {
+        guard !filling, !afterFill.isEmpty else { return }
+        let waiting = afterFill
+        afterFill.removeAll()
+        for done in waiting { done(failure) }
     }
 
     func removeInFlight(_ expected: UInt64) {

@@ -39,6 +39,9 @@ struct ChangePipeline {
     var inputEndedWhileWaiting = false
     /// Reading was paused because lines piled up behind a change in flight.
     var pausedForStore = false
+    /// A resume from a revision past this daemon's copy of the room waits
+    /// for the store to bring the copy up to it (`Server.resumeWatch`).
+    private(set) var waitingForCatchUp = false
 
     /// Nothing of this session is with the store, and nothing waits for it.
     var isIdle: Bool { !waitingForStore && changesInFlight == 0 }
@@ -50,6 +53,17 @@ struct ChangePipeline {
         guard case .mutate = command else { return false }
         return nextChangeMayFollow && commandBehindChanges == nil
             && changesInFlight < Self.maxChangesInFlight && storeIsAvailable
+    }
+
+    /// Lines wait until the store has brought the room's copy up to date.
+    mutating func beginCatchUp() {
+        waitingForCatchUp = true
+        updateWaiting()
+    }
+
+    mutating func endCatchUp() {
+        waitingForCatchUp = false
+        updateWaiting()
     }
 
     /// `command` must wait for the changes in flight; it runs once they are answered.
@@ -116,7 +130,7 @@ struct ChangePipeline {
     }
 
     private mutating func updateWaiting() {
-        waitingForStore = changesInFlight > 0
+        waitingForStore = waitingForCatchUp || changesInFlight > 0
             && (!nextChangeMayFollow || commandBehindChanges != nil
                 || changesInFlight >= Self.maxChangesInFlight)
     }

@@ -31,7 +31,7 @@ extension FanOut {
     func countHeldOutput() -> Int {
         var own = 0
         for session in backlogged where !session.isEnded && session.pendingBytes > 0 {
-            own += session.outboxBytes + session.connection.queuedOwnMemory
+            own += session.output.queuedBytes + session.connection.queuedOwnMemory
         }
         return own + sharedLedger.heldBytes
     }
@@ -49,12 +49,12 @@ extension FanOut {
         for session in backlogged {
             let bytes = session.isEnded ? 0 : session.pendingBytes
             guard bytes > 0 else {
-                session.inBacklogList = false
+                session.output.leftBacklog()
                 continue
             }
             backlogged[kept] = session
             kept += 1
-            own += session.outboxBytes + session.connection.queuedOwnMemory
+            own += session.output.queuedBytes + session.connection.queuedOwnMemory
         }
         backlogged.removeLast(backlogged.count - kept)
         heldOwnBytes = own
@@ -63,7 +63,7 @@ extension FanOut {
         guard total > bound else { return }
         var growing: [(session: Session, bytes: Int)] = []
         // Presence followers that do not watch grow like watchers and are resynced alike.
-        for session in backlogged where (session.watching || session.presence.follows) && !session.owesResync && !session.isClosing {
+        for session in backlogged where (session.watching || session.presence.follows) && !session.output.owesResync && !session.isClosing {
             growing.append((session, session.pendingBytes))
         }
         guard !growing.isEmpty else { return }

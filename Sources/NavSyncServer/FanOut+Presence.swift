@@ -28,7 +28,7 @@ extension FanOut {
         guard let room = session.presence.followed, let range = room.owedLines(session) else { return nil }
         room.markTaken(session)
         guard !session.isClosing, !session.presence.owesListing else { return nil }
-        if session.outboxBytes + room.bytes(in: range) + queuedBefore > limits.maxPendingBytes {
+        if session.output.queuedBytes + room.bytes(in: range) + queuedBefore > limits.maxPendingBytes {
             dropEvents(session, reason: "over \(limits.maxPendingBytes) bytes pending with its presence lines (--max-pending)")
             return nil
         }
@@ -63,12 +63,10 @@ extension FanOut {
     func sendOwedListing(_ session: Session, queuedBefore: Int) {
         guard session.presence.owesListing, let room = session.presence.followed,
               queuedBefore == 0, session.endReason == nil else { return }
-        if session.watching && session.owesResync { return }
+        if session.watching && session.output.owesResync { return }
         session.presence.owesListing = false
         // A follower that does not watch was marked owing a resync by the drop; the listing settles it.
-        if !session.watching { session.owesResync = false }
-        let listing = Wire.members(room.members, unasked: true)
-        session.outbox.append(Session.Output(bytes: listing, isEvent: false))
-        session.outboxBytes += listing.count
+        if !session.watching { session.output.settleResync() }
+        session.output.append(Wire.members(room.members, unasked: true), isEvent: false)
     }
 }

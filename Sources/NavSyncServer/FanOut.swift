@@ -42,8 +42,8 @@ final class FanOut {
     var resyncs: UInt64 = 0
 
     /// Tags the outputs of the current unsynced batch (`--fsync batch`, see
-    /// Server+Durability); moves on when it is settled.
-    var unsyncedBatch: UInt64 = 1
+    /// `UndurableChanges`); moves on when it is settled.
+    private(set) var unsyncedBatch: UInt64 = 1
 
     /// The snapshot a watcher owed a resync is sent: its room's state now.
     /// Set once by the owner, before the first flush.
@@ -76,11 +76,33 @@ final class FanOut {
     /// The session has become one of `room`'s watchers.
     func follow(_ session: Session, _ room: Room) {
         // Events already broadcast this turn are not for it: its STATE reply shows them.
-        session.watchedRoom = room
-        session.eventTurn = room.turn
-        session.eventCursor = room.turnEvents.count
+        session.cursor.follow(room)
         markDirty(session)
     }
+
+    /// The session stops watching: events broadcast before are still its
+    /// to receive (taken now), nothing after, and no resync is owed.
+    func unfollow(_ session: Session) {
+        takeOwedEvents(session)
+        session.output.settleResync()
+        session.cursor.stop()
+    }
+
+    /// A fresh snapshot answers the watcher (a repeated WATCH, a JOIN to
+    /// its own room): any resync it was owed is settled.
+    func resyncAnswered(_ session: Session) { session.output.settleResync() }
+
+    /// The watcher's room was replaced: events broadcast before stay
+    /// before it, and it is owed a fresh STATE instead of any after.
+    func oweResync(_ session: Session) {
+        takeOwedEvents(session)
+        session.output.oweResync()
+        markDirty(session)
+    }
+
+    /// Forgets a session's queued output: its transport failed, or it ends
+    /// with nothing more to say.
+    func discard(_ session: Session) { session.output.discard() }
 
     func noteEventsSkipped(_ count: Int) { eventsOut -= UInt64(count) }
 
@@ -93,8 +115,7 @@ final class FanOut {
         guard !session.isEnded else { return }
         // Events broadcast before this reply go out before it.
         takeOwedEvents(session)
-        session.outbox.append(Session.Output(bytes: bytes, isEvent: false, unsyncedBatch: unsyncedBatch))
-        session.outboxBytes += bytes.count
+        session.output.append(bytes, isEvent: false, unsyncedBatch: unsyncedBatch)
         markDirty(session)
     }
 
@@ -103,9 +124,8 @@ final class FanOut {
     /// watcher does not take it (closing, or owed a resync).
     @discardableResult
     func queueEvent(_ session: Session, _ bytes: [UInt8], unsyncedBatch: UInt64 = 0) -> Bool {
-        guard !session.isClosing, !session.owesResync else { return false }
-        session.outbox.append(Session.Output(bytes: bytes, isEvent: true, unsyncedBatch: unsyncedBatch))
-        session.outboxBytes += bytes.count
+        guard !session.isClosing, !session.output.owesResync else { return false }
+        session.output.append(bytes, isEvent: true, unsyncedBatch: unsyncedBatch)
         markDirty(session)
         if session.pendingBytes > limits.maxPendingBytes {
             dropEvents(session)
@@ -113,25 +133,13 @@ final class FanOut {
         return true
     }
 
-    /// The range of its room's current-turn events the session still owes, if any.
-    func owedEvents(_ session: Session) -> Range<Int>? {
-        guard let room = session.watchedRoom, !room.turnEvents.isEmpty else { return nil }
-        let start = session.eventTurn == room.turn ? session.eventCursor : 0
-        return start < room.turnEvents.count ? start..<room.turnEvents.count : nil
-    }
 
     /// Skips the events of this turn the session has not taken yet: they
     /// came after its last answer, and it is leaving.
     func skipOwedEvents(_ session: Session) {
-        guard let room = session.watchedRoom, let range = owedEvents(session) else { return }
-        markTaken(session, room)
+        guard let range = session.cursor.owed() else { return }
+        session.cursor.markTaken()
         noteEventsSkipped(range.count)
-    }
-
-    /// Records that the session has taken (or skipped) every event of its room's turn so far.
-    private func markTaken(_ session: Session, _ room: Room) {
-        session.eventTurn = room.turn
-        session.eventCursor = room.turnEvents.count
     }
 
     /// Moves the events the session owes into its outbox, one by one, so that
@@ -139,8 +147,8 @@ final class FanOut {
     /// else is queued for a watcher in the middle of a turn (a reply, leaving
     /// the room); `flush` normally hands the events out without this.
     func takeOwedEvents(_ session: Session) {
-        guard let room = session.watchedRoom, let range = owedEvents(session) else { return }
-        markTaken(session, room)
+        guard let room = session.cursor.room, let range = session.cursor.owed() else { return }
+        session.cursor.markTaken()
         var skipped = 0
         let firstUnsynced = room.firstUnsyncedEvent ?? Int.max
         for index in range
@@ -154,11 +162,7 @@ final class FanOut {
     /// and owe it one STATE once its socket has drained. The dropped events
     /// no longer count as handed out (`events_out`).
     func dropEvents(_ session: Session, reason: @autoclosure () -> String = "") {
-        let queued = session.outbox.count
-        session.outbox.removeAll(where: \.isEvent)
-        noteEventsSkipped(queued - session.outbox.count)
-        session.outboxBytes = session.outbox.reduce(0) { $0 + $1.bytes.count }
-        session.owesResync = true
+        noteEventsSkipped(session.output.dropEvents())
         // Its presence lines went with its events: a listing is owed too.
         if session.presence.follows { session.presence.owesListing = true }
         let why = reason()
@@ -167,8 +171,7 @@ final class FanOut {
     }
 
     func markDirty(_ session: Session) {
-        guard !session.inDirtyList else { return }
-        session.inDirtyList = true
+        guard session.output.markDirty() else { return }
         dirty.append(session)
     }
 
@@ -176,8 +179,7 @@ final class FanOut {
     /// read from until its output drains: replies are never dropped, so this
     /// is what bounds memory for it.
     func applyBackpressure(_ session: Session) {
-        if !session.readingPaused && session.pendingBytes > limits.maxPendingBytes {
-            session.readingPaused = true
+        if !session.output.readingPaused && session.pendingBytes > limits.maxPendingBytes && session.output.pauseReading() {
             session.connection.pauseReading()
         }
     }
@@ -186,9 +188,9 @@ final class FanOut {
     /// output has drained to half the bound, unless lines still wait for
     /// the store or for the output (they resume it themselves).
     func resumeReadingIfDrained(_ session: Session) {
-        guard session.readingPaused, !session.changes.pausedForStore, !session.linesHeldForOutput,
+        guard session.output.readingPaused, !session.changes.pausedForStore, !session.linesHeldForOutput,
               session.pendingBytes <= limits.maxPendingBytes / 2 else { return }
-        session.readingPaused = false
+        session.output.resumeReading()
         session.connection.resumeReading()
     }
 
@@ -209,7 +211,7 @@ final class FanOut {
         // A session joined `backlogged`: its queue is not in the figure yet.
         var backlogGrew = false
         for session in batch {
-            session.inDirtyList = false
+            session.output.leftDirtyList()
             guard !session.isEnded else { continue }
             let queuedBefore = session.connection.queuedWriteBytes
             let ownBefore = queuedBefore == 0 ? 0 : session.connection.queuedOwnMemory
@@ -219,7 +221,7 @@ final class FanOut {
             // already grew the queues by an eighth.
             let isBehindOverBudget = queuedBefore > 0 && heldOutputBytes > maxOutput
                 && (grownOwn + max(0, sharedLedger.heldBytes - sharedAtStart) > maxOutput / Self.outputBudgetGrowthShare
-                    || queuedBefore >= session.queuedAfterLastFlush)
+                    || queuedBefore >= session.output.queuedAfterLastFlush)
             let owedPresence = session.presence.follows
                 ? takeOwedPresence(session, queuedBefore: queuedBefore, isBehindOverBudget: isBehindOverBudget) : nil
             // The room's events of this turn that this watcher owes: sent with
@@ -227,11 +229,11 @@ final class FanOut {
             // now hold more than --max-pending, or is behind while the output
             // of all connections is past --max-output-memory.
             var owed: (room: Room, range: Range<Int>)?
-            if let room = session.watchedRoom, let range = owedEvents(session) {
-                markTaken(session, room)
-                if session.isClosing || session.owesResync {
+            if let room = session.cursor.room, let range = session.cursor.owed() {
+                session.cursor.markTaken()
+                if session.isClosing || session.output.owesResync {
                     noteEventsSkipped(range.count)
-                } else if session.outboxBytes + room.turnBytes(in: range) + queuedBefore > maxPending {
+                } else if session.output.queuedBytes + room.turnBytes(in: range) + queuedBefore > maxPending {
                     noteEventsSkipped(range.count)
                     dropEvents(session)
                 } else if isBehindOverBudget {
@@ -241,13 +243,13 @@ final class FanOut {
                     owed = (room, range)
                 }
             }
-            if session.owesResync && session.watching && queuedBefore == 0 && session.endReason == nil {
-                session.owesResync = false
+            if session.output.owesResync && session.watching && queuedBefore == 0 && session.endReason == nil {
+                session.output.settleResync()
                 noteResync()
-                session.outbox.append(Session.Output(bytes: Wire.state(currentState(session)), isEvent: false))
+                session.output.append(Wire.state(currentState(session)), isEvent: false)
             }
             if session.presence.owesListing { sendOwedListing(session, queuedBefore: queuedBefore) }
-            if let owed, session.outbox.isEmpty, owed.range.lowerBound == 0 {
+            if let owed, session.output.queue.isEmpty, owed.range.lowerBound == 0 {
                 // The usual case: one shared buffer, the same object for every
                 // watcher of the room; a transport that cannot send it at once
                 // keeps a reference to it rather than a copy.
@@ -257,26 +259,19 @@ final class FanOut {
                 } else {
                     session.connection.write(shared: events)
                 }
-            } else if !session.outbox.isEmpty || owed != nil {
-                var chunks = session.outbox.map(\.bytes)
+            } else if !session.output.queue.isEmpty || owed != nil {
+                var chunks = session.output.takeQueue().map(\.bytes)
                 if let owed { chunks += owed.room.turnEvents[owed.range] }
                 session.connection.write(chunks)
-                // Not keeping capacity: an empty outbox is then the one shared
-                // empty array, so the next flush's `isEmpty` reads memory that
-                // is already in cache instead of a buffer per watcher (perf
-                // showed that miss as a third of the flush's own time).
-                session.outbox.removeAll()
-                session.outboxBytes = 0
             }
             // Dropped meanwhile when its events were: they go together.
             if let owedPresence, !session.presence.owesListing { writePresence(owedPresence, to: session) }
             let queuedAfter = session.connection.queuedWriteBytes
             let ownAfter = queuedAfter == 0 ? 0 : session.connection.queuedOwnMemory
-            session.queuedAfterLastFlush = queuedAfter
+            session.output.noteFlushed(transportHolds: queuedAfter)
             heldOwnBytes += ownAfter - ownBefore
             grownOwn += max(0, ownAfter - ownBefore)
-            if !session.inBacklogList && queuedAfter > 0 {
-                session.inBacklogList = true
+            if queuedAfter > 0 && session.output.joinBacklog() {
                 backlogGrew = true
                 backlogged.append(session)
             }
@@ -329,6 +324,21 @@ final class FanOut {
         }
         return nextLine
     }
+
+    // MARK: - `--fsync batch`
+
+    /// The unsynced batch was undone (its fsync failed): every output of it
+    /// is still queued, since nothing leaves before the fsync; its `OK`s
+    /// become `refusal`, its events go, and `events_out` is as before it.
+    func takeBack(batch: UInt64, refusal: [UInt8], eventsOutBefore: UInt64) {
+        for session in dirty where session.output.holds(batch: batch) {
+            session.output.takeBack(batch: batch, refusal: refusal)
+        }
+        eventsOut = eventsOutBefore
+    }
+
+    /// The unsynced batch is settled: later outputs carry the next tag.
+    func beginNextUnsyncedBatch() { unsyncedBatch &+= 1 }
 
     /// Ends a session once its queued output has been flushed.
     func end(_ session: Session, _ reason: CloseReason) {

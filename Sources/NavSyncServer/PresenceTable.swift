@@ -11,7 +11,9 @@ final class PresenceTable {
     private var byName: [String: RoomPresence] = [:]
     /// Members of every room (of the fleet, with a backplane).
     private(set) var membersTotal = 0
-    /// Rooms with changes not yet settled into lines.
+    /// Rooms with changes not yet settled into lines, each once (its
+    /// `isListedForSettling` says it is here: a room settled early, for a
+    /// new follower, and changed again in the same turn is not listed twice).
     private var roomsWithPendingChanges: [RoomPresence] = []
     /// Rooms whose `turnLines` are not empty.
     private(set) var roomsWithTurnLines: [RoomPresence] = []
@@ -37,19 +39,17 @@ final class PresenceTable {
     func set(_ member: Member, in name: String, isLocal: Bool) {
         let room = room(named: name)
         let wasMember = room.member(member.id) != nil
-        let hadPending = room.hasPendingChanges
         guard room.set(member, isLocal: isLocal) else { return }
         if !wasMember { membersTotal += 1 }
-        if !hadPending { roomsWithPendingChanges.append(room) }
+        listForSettling(room)
     }
 
     /// Removes a member, if it is one; its line is made when the room settles.
     func remove(_ id: String, from name: String, isLocal: Bool) {
         guard let room = byName[name] else { return }
-        let hadPending = room.hasPendingChanges
         guard room.remove(id, isLocal: isLocal) else { return }
         membersTotal -= 1
-        if !hadPending { roomsWithPendingChanges.append(room) }
+        listForSettling(room)
     }
 
     /// Settles one room's changes into this turn's lines (before a new
@@ -71,12 +71,22 @@ final class PresenceTable {
     func settleAll() -> [Session] {
         var reached: [Session] = []
         for room in roomsWithPendingChanges {
+            room.isListedForSettling = false
             reached += settle(room)
             dropIfIdle(room)
         }
         roomsWithPendingChanges.removeAll(keepingCapacity: true)
         return reached
     }
+
+    private func listForSettling(_ room: RoomPresence) {
+        guard !room.isListedForSettling else { return }
+        room.isListedForSettling = true
+        roomsWithPendingChanges.append(room)
+    }
+
+    /// Rooms listed to be settled at the next `settleAll` (for tests).
+    var roomsListedForSettling: Int { roomsWithPendingChanges.count }
 
     /// Hands over what the store is to be told, and forgets it.
     func takeSettledForStore() -> [(room: String, member: RoomPresence.SettledMember)] {
@@ -98,13 +108,12 @@ final class PresenceTable {
     /// Followers are sent a whole listing instead (`Server.relistPresence`).
     func replaceMembers(of name: String, with members: [Member]) {
         let room = room(named: name)
-        let hadPending = room.hasPendingChanges
         let wanted = Dictionary(members.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         membersTotal -= room.count
         for member in room.members where wanted[member.id] == nil { room.remove(member.id) }
         for member in members { room.set(member) }
         membersTotal += room.count
-        if !hadPending && room.hasPendingChanges { roomsWithPendingChanges.append(room) }
+        if room.hasPendingChanges { listForSettling(room) }
         dropIfIdle(room)
     }
 

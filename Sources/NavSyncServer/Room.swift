@@ -13,7 +13,7 @@ final class Room {
 
     /// The events of the current loop turn, in revision order, shared by
     /// every watcher: a watcher owes the ones after its cursor
-    /// (`Session.eventCursor`). Broadcasting appends here once per event
+    /// (`WatchCursor`). Broadcasting appends here once per event
     /// instead of once per watcher; `FanOut.flush` hands them out and ends
     /// the turn.
     private(set) var turnEvents: [[UInt8]] = []
@@ -34,19 +34,19 @@ final class Room {
     }
 
     func addWatcher(_ session: Session) {
-        session.watcherSlot = watchers.count
+        session.cursor.placed(at: watchers.count)
         watchers.append(session)
     }
 
     func removeWatcher(_ session: Session) {
-        let slot = session.watcherSlot
+        let slot = session.cursor.slot
         guard slot >= 0, slot < watchers.count, watchers[slot] === session else { return }
         let last = watchers.removeLast()
         if slot < watchers.count {
             watchers[slot] = last
-            last.watcherSlot = slot
+            last.cursor.placed(at: slot)
         }
-        session.watcherSlot = -1
+        session.cursor.placed(at: -1)
     }
 
     func appendTurnEvent(_ event: [UInt8]) {
@@ -84,8 +84,7 @@ final class Room {
     }
 
     /// Where this turn's events from changes not yet fsynced start, nil when
-    /// there are none (`--fsync batch`; see `Server.undurableChangesSettled`
-    /// in Server+Durability.swift).
+    /// there are none (`--fsync batch`; see `UndurableChanges`).
     var firstUnsyncedEvent: Int?
 
     /// Takes back the turn's events from `count` on: their changes were
@@ -96,9 +95,7 @@ final class Room {
         turnOffsets.removeSubrange(count...)
         turnBytes = count == 0 ? 0 : turnOffsets[count - 1] + turnEvents[count - 1].count
         joinedTurn = nil
-        for watcher in watchers where watcher.eventTurn == turn && watcher.eventCursor > count {
-            watcher.eventCursor = count
-        }
+        for watcher in watchers { watcher.cursor.takeBack(to: count, inTurn: turn) }
     }
 
     /// Forgets the turn's events; every watcher's cursor becomes stale, which reads as "owes none yet".

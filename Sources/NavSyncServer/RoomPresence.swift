@@ -40,6 +40,8 @@ final class RoomPresence {
     /// What the followers last heard of each member changed since the last
     /// `settle`, and the order those members were first changed in.
     private var pending: [String: PendingChange] = [:]
+    /// In `PresenceTable`'s list of rooms to settle; only the table sets it.
+    var isListedForSettling = false
     private var pendingOrder: [String] = []
 
     /// A member changed since the followers last heard of it.

@@ -63,6 +63,20 @@ public protocol RoomStore: AnyObject {
 
     /// A member of this daemon left `room`.
     func memberGone(_ id: String, from room: String)
+
+    /// Whether this daemon's copy of a room may trail the store's truth
+    /// (the copy of a fleet's shared store follows the fleet's changes a
+    /// moment later). Then `catchUp` is asked before a resume from a
+    /// revision past the copy is answered.
+    var copyMayTrail: Bool { get }
+
+    /// Brings this daemon's copy of `room` up to `revision`, or as far as
+    /// the store itself goes when it holds less, then calls `done` exactly
+    /// once on the loop thread (possibly before returning): with nil once
+    /// the copy is as current as the store can make it, or with why it
+    /// could not be (the store went away meanwhile). The caller asks
+    /// `unavailableReason(forRoom:)` again either way.
+    func catchUp(_ room: String, to revision: UInt64, then done: @escaping (_ failure: String?) -> Void)
 }
 
 extension RoomStore {
@@ -74,6 +88,9 @@ extension RoomStore {
     public var memberIDPrefix: String { "" }
     public func memberChanged(_ member: Member, in room: String) {}
     public func memberGone(_ id: String, from room: String) {}
+    /// A store whose copy is the truth never trails it.
+    public var copyMayTrail: Bool { false }
+    public func catchUp(_ room: String, to revision: UInt64, then done: @escaping (String?) -> Void) { done(nil) }
 }
 
 /// One change, checked as far as the line and the catalog allow.

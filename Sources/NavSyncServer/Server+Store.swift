@@ -61,7 +61,8 @@ extension Server: RoomStoreDelegate {
             changesMade += 1
             // Not yet durable (batched fsync): tagged, to be taken back if the fsync fails.
             let batch = store.holdsUndurableChanges
-                ? noteUndurable(roomName: change.room, previous: rooms.storedState(of: change.room)) : 0
+                ? undurable.note(roomName: change.room, previous: rooms.storedState(of: change.room),
+                                 changesBefore: changesMade - 1) : 0
             fanOut.reply(session, Wire.ok(state.revision), unsyncedBatch: batch)
             roomChanged(change.room, to: state, op: change.mutation.op)
         case .unchanged(let revision):
@@ -73,7 +74,7 @@ extension Server: RoomStoreDelegate {
 
     /// Runs the command that waited for the changes in flight, then the
     /// lines behind it, then what waited behind them.
-    private func continueAfterStore(_ session: Session) {
+    func continueAfterStore(_ session: Session) {
         guard !session.isEnded else { return }
         if let command = session.changes.takeCommandBehindChanges() {
             let outer = session.changes.isRunningLines
@@ -96,7 +97,7 @@ extension Server: RoomStoreDelegate {
             session.connection.pauseReading()
         } else if !hold && session.changes.pausedForStore {
             session.changes.pausedForStore = false
-            if !session.readingPaused { session.connection.resumeReading() }
+            if !session.output.readingPaused { session.connection.resumeReading() }
         }
     }
 
@@ -113,12 +114,12 @@ extension Server: RoomStoreDelegate {
         room.history.removeAll()
         // Every watcher is owed a fresh STATE: the events between what it
         // has and the new state are not known, so none are sent.
-        for watcher in room.watchers where !watcher.isClosing {
-            fanOut.takeOwedEvents(watcher)
-            watcher.owesResync = true
-            fanOut.markDirty(watcher)
-        }
+        for watcher in room.watchers where !watcher.isClosing { fanOut.oweResync(watcher) }
         rooms.dropIfIdle(name)
+    }
+
+    public func undurableChangesSettled(durable: Bool) {
+        if let changesBefore = undurable.settle(durable: durable) { changesMade = changesBefore }
     }
 
     public func catalogChanged(to catalog: Catalog) {

@@ -34,10 +34,8 @@ public final class Server {
     // Figures for STATS (the output's own are the fan-out's).
     var commandsHandled: UInt64 = 0
 
-    // Changes not yet fsynced (`--fsync batch`), see Server+Durability.
-    var unsyncedChanges: [UnsyncedChange] = []
-    /// `eventsOut` and `changesMade` before the current unsynced batch.
-    var figuresBeforeUnsynced: (eventsOut: UInt64, changes: UInt64) = (0, 0)
+    /// Changes not yet fsynced (`--fsync batch`) and their undo.
+    let undurable: UndurableChanges
     /// Sessions still in memory, open or not; back to the open ones once
     /// every closed connection has been freed.
     public let liveSessions = LiveCount()
@@ -96,6 +94,7 @@ public final class Server {
         self.fanOut = FanOut(limits: config.limits, log: log)
         self.connectionLog = ConnectionLog(log: log, milliseconds: clock)
         self.rooms = RoomRegistry(states: loaded, initialStack: catalog.initialStack, limits: config.limits)
+        self.undurable = UndurableChanges(rooms: rooms, fanOut: fanOut)
         store.delegate = self
         fanOut.currentState = { [unowned self] session in state(of: session.room) }
         fanOut.finishEnding = { [unowned self] session in finishEnding(session, graceful: true) }
@@ -196,15 +195,14 @@ public final class Server {
     /// The transport failed; nothing more can be sent.
     public func transportFailed(_ session: Session, _ what: String) {
         guard !session.isEnded else { return }
-        session.outbox.removeAll()
-        session.outboxBytes = 0
+        fanOut.discard(session)
         session.endReason = session.endReason ?? .transportError(what)
         finishEnding(session, graceful: false)
     }
 
     /// The transport has sent everything it held for this session.
     public func writeQueueDrained(_ session: Session) {
-        guard !session.isEnded, session.owesResync || session.readingPaused else { return }
+        guard !session.isEnded, session.output.owesResync || session.output.readingPaused else { return }
         fanOut.markDirty(session)
     }
 
@@ -253,7 +251,7 @@ public final class Server {
             submit(ChangeRequest(room: session.room, mutation: mutation, ifRevision: expected, session: session,
                                  ticket: session.changes.nextTicket))
         case .watch(let after):
-            watch(session, after: after)
+            resumeWatch(session, after: after)
         case .unwatch:
             stopWatching(session)
             fanOut.reply(session, Wire.ok(revisionShown(to: session)))
@@ -305,93 +303,41 @@ public final class Server {
         }
     }
 
-    /// A good token replaces whatever the connection held (the
-    /// anonymous role or an earlier grant); a wrong one leaves it as it was
-    /// and counts towards the third, which closes the connection. So
-    /// does an `AUTH` from a throttled address, answered without a look at
-    /// its token.
-    private func authenticate(_ session: Session, _ token: String) {
-        guard access.hasTokens else {
-            fanOut.reply(session, Wire.error(ProtocolError(.badArgs, "this daemon has no token; AUTH is not needed")))
-            return
-        }
-        let grant: Grant
-        switch access.check(token: token, from: session.connection.peerAddress) {
-        case .granted(let granted):
-            grant = granted
-        case .guess:
-            refuseAuth(session, "wrong token", logged: "wrong token on AUTH")
-            return
-        case .refused(let why):
-            refuseAuth(session, why, logged: "\(why) on AUTH")
-            return
-        case .throttled(let seconds):
-            refuseAuth(session, "throttled, retry in \(seconds) s", logged: "AUTH throttled", throttled: true)
-            return
-        }
-        session.credential = token
-        session.grant = grant
-        fanOut.reply(session, Wire.ok(revisionShown(to: session)))
-        leaveRoomIfNoLongerGranted(session)
-        grantChanged(session)
-    }
-
-    /// One failed `AUTH`: counted, logged (rate-limited), answered; the
-    /// third on a connection closes it.
-    private func refuseAuth(_ session: Session, _ reason: String, logged: String, throttled: Bool = false) {
-        session.failedAuths += 1
-        access.noteFailure("\(logged) (\(session.failedAuths) of \(Limits.authAttemptsBeforeClose))",
-                           peer: session.label, throttled: throttled)
-        fanOut.reply(session, Wire.error(ProtocolError(.authFailed, reason)))
-        if session.failedAuths >= Limits.authAttemptsBeforeClose {
-            fanOut.end(session, .authFailed)
-        }
-    }
-
-    /// The revision an `OK <rev>` carries: the room's, or 0 for a room
-    /// outside the connection's grant, so nothing about it is told.
-    func revisionShown(to session: Session) -> UInt64 {
-        session.grant.covers(session.room) ? state(of: session.room).revision : 0
-    }
-
-    /// After the grant changed: a connection watching a room its grant no
-    /// longer covers stops watching and is told once, unasked (after any
-    /// reply already queued). It stays open and may `JOIN` a granted room.
-    func leaveRoomIfNoLongerGranted(_ session: Session) {
-        guard session.watching, !session.grant.covers(session.room) else { return }
-        stopWatching(session)
-        fanOut.reply(session, Wire.error(ProtocolError(.forbidden, "room revoked")))
-    }
-
-    /// A reload of the grants: a connection whose token is gone is told
-    /// `forbidden token revoked` and closed; one whose grant changed holds
-    /// the new one at once. Connections that never authenticated keep the
-    /// anonymous role, which a reload does not change.
-    /// - Returns: how many connections were closed and how many changed grant.
-    @discardableResult
-    public func reload(grants: [GrantsFile.Entry]) -> (revoked: Int, changed: Int) {
-        access.replaceGrants(grants)
-        var revoked = 0, changed = 0
-        for session in sessions.values where !session.isClosing {
-            guard let token = session.credential else { continue }
-            guard let grant = access.grant(forToken: token) else {
-                revoked += 1
-                fanOut.reply(session, Wire.error(ProtocolError(.forbidden, "token revoked")))
-                fanOut.end(session, .tokenRevoked)
-                continue
-            }
-            guard grant != session.grant else { continue }
-            changed += 1
-            session.grant = grant
-            leaveRoomIfNoLongerGranted(session)
-            grantChanged(session)
-        }
-        return (revoked, changed)
-    }
-
     // MARK: - Rooms and watchers
 
     func state(of name: String) -> RoomState { rooms.state(of: name) }
+
+    /// Watching from a revision, judged against the fleet-wide revision
+    /// (`WATCH <rev>`; the web door's resumes call it too). When this
+    /// daemon's copy of the room is behind `revision` and the store's copy
+    /// may trail the fleet, the session's lines wait while the store
+    /// catches the copy up; then the watch is answered from the caught-up
+    /// copy, so a client that comes over from another daemon of the fleet
+    /// never gets a `STATE` older than the revision it already has, nor an
+    /// event it already applied. A plain watch (`revision` nil), or one
+    /// from a revision the copy holds, is answered at once.
+    public func resumeWatch(_ session: Session, after revision: UInt64?) {
+        let room = session.room
+        guard let revision, store.copyMayTrail, revision > state(of: room).revision else {
+            watch(session, after: revision)
+            return
+        }
+        session.changes.beginCatchUp()
+        store.catchUp(room, to: revision) { [weak self] failure in
+            guard let self else { return }
+            session.changes.endCatchUp()
+            guard !session.isClosing else { return }
+            if let why = failure ?? store.unavailableReason(forRoom: room) {
+                // The store went away meanwhile: refused, not subscribed.
+                fanOut.reply(session, Wire.error(ProtocolError(.unavailable, why)))
+            } else {
+                watch(session, after: revision)
+            }
+            // Answered inside `catchUp`: the lines already running go on by themselves.
+            guard !session.changes.isRunningLines else { return }
+            continueAfterStore(session)
+        }
+    }
 
     /// `WATCH` and `WATCH <rev>`: subscribe (or renew the subscription)
     /// and answer with a snapshot, or with `CONTINUE <rev>` and the events
@@ -422,7 +368,7 @@ public final class Server {
     private func startWatching(_ session: Session) {
         // A repeated WATCH is answered with a fresh snapshot, which also
         // settles any resync this watcher was owed.
-        session.owesResync = false
+        fanOut.resyncAnswered(session)
         guard !session.watching else { return }
         session.watching = true
         fanOut.follow(session, rooms.addWatcher(session, to: session.room))
@@ -431,9 +377,7 @@ public final class Server {
 
     func stopWatching(_ session: Session) {
         // Events broadcast before it stopped watching are still its to receive.
-        fanOut.takeOwedEvents(session)
-        session.owesResync = false
-        session.watchedRoom = nil
+        fanOut.unfollow(session)
         guard session.watching else { return }
         session.watching = false
         rooms.removeWatcher(session, from: session.room)
@@ -442,7 +386,7 @@ public final class Server {
 
     private func join(_ session: Session, _ name: String) {
         guard name != session.room else {
-            session.owesResync = false
+            fanOut.resyncAnswered(session)
             return
         }
         let wasWatching = session.watching
@@ -466,7 +410,7 @@ public final class Server {
     func finishEnding(_ session: Session, graceful: Bool) {
         guard !session.isEnded else { return }
         session.isEnded = true
-        if session.inBacklogList { fanOut.backlogHoldsEnded = true }
+        if session.output.isBacklogged { fanOut.backlogHoldsEnded = true }
         detach(session)
         let reason = session.endReason ?? .peerClosed
         connectionLog.closed("\(session.label) closed: \(reason)", level: reason == .busy ? .debug : .info)

@@ -12,40 +12,19 @@ import NavSyncCore
 public final class Session {
     public let id: Int
     let connection: Connection
+    /// Its room and whether it watches it: the server's bookkeeping.
     var room: String = Server.defaultRoom
     var watching = false
-    /// What this connection may do: the anonymous role until a good
-    /// `AUTH`, then its grant (replaced by a later `AUTH` or a reload).
-    var grant: Grant
-    /// The token of the last good `AUTH`, kept to find this connection's
-    /// grant again after a reload. Never logged.
-    var credential: String?
-    var failedAuths = 0
     var framer: LineFramer
 
-    /// Output queued during this loop turn, written as one batch by `flush`.
-    var outbox: [Output] = []
-    var outboxBytes = 0
-    /// What the transport still held right after this session's last flush:
-    /// a queue no smaller at the next one means its socket sent nothing since.
-    var queuedAfterLastFlush = 0
-    /// Events were dropped for this watcher; a fresh STATE is owed once its
-    /// socket has drained.
-    var owesResync = false
-    var readingPaused = false
-    /// The room this session watches, nil when not watching; kept so the
-    /// event path needs no lookup by name.
-    var watchedRoom: Room?
-    /// This session's index in `watchedRoom.watchers`, -1 when not watching.
-    var watcherSlot = -1
-    /// How many of `watchedRoom`'s events of the current turn this session
-    /// has already taken into `outbox` (or skipped). Valid only while
-    /// `eventTurn` equals the room's `turn`; otherwise it has taken none.
-    var eventCursor = 0
-    var eventTurn: UInt64 = 0
-    var inDirtyList = false
-    /// In `FanOut.backlogged`: the transport held unsent output after a flush.
-    var inBacklogList = false
+    /// Its grant, credential and failed `AUTH`s (the server's `authenticate`
+    /// and `reload` change them).
+    var access: SessionAccess
+    /// Its queued output, list memberships, paused reading and owed
+    /// resync: `FanOut`'s.
+    var output = SessionOutput()
+    /// Where it is in its watched room's events: `FanOut`'s and the room's.
+    var cursor = WatchCursor()
     /// Its changes with the store, and what waits for them (tickets, early
     /// outcomes, the command behind them).
     var changes = ChangePipeline()
@@ -54,26 +33,16 @@ public final class Session {
     var linesHeldForOutput = false
     /// Its name, where it looks, and the presence it follows.
     var presence = SessionPresence()
-    /// Set when the session is ending: its outbox is sent, then it is closed.
+    /// Set when the session is ending: its output is sent, then it is closed.
     var endReason: CloseReason?
     var isEnded = false
     /// The server's count of sessions still in memory.
     private let liveCount: LiveCount
 
-    struct Output {
-        var bytes: [UInt8]
-        /// Events may be dropped for a slow watcher; replies never are.
-        var isEvent: Bool
-        /// Non-zero for the `OK` of a change not yet fsynced, and for its
-        /// event, if taken early: the batch (`FanOut.unsyncedBatch`) whose
-        /// failed fsync turns the `OK` into `ERR internal` and drops the event.
-        var unsyncedBatch: UInt64 = 0
-    }
-
     init(id: Int, connection: Connection, grant: Grant, maxLineBytes: Int, liveCount: LiveCount) {
         self.id = id
         self.connection = connection
-        self.grant = grant
+        self.access = SessionAccess(grant: grant)
         self.framer = LineFramer(maxLineBytes: maxLineBytes)
         self.liveCount = liveCount
         liveCount.increment()
@@ -83,7 +52,25 @@ public final class Session {
 
     /// Output the daemon holds for this client, in its own queue and in the
     /// transport's (kernel socket buffers not counted).
-    var pendingBytes: Int { outboxBytes + connection.queuedWriteBytes }
+    var pendingBytes: Int { output.queuedBytes + connection.queuedWriteBytes }
+
+    /// Its grant (see `access`).
+    var grant: Grant { access.grant }
+
+    // Server+Web.swift empties the queue by hand in `finish`; these two
+    // stand in for the fields it names until it calls `FanOut.discard`
+    // (that file is being moved behind the web door's port this round).
+    var outbox: [SessionOutput.Item] {
+        get { output.queue }
+        set {
+            precondition(newValue.isEmpty, "only emptied from outside FanOut")
+            output.discard()
+        }
+    }
+    var outboxBytes: Int {
+        get { output.queuedBytes }
+        set { precondition(newValue == output.queuedBytes, "follows the queue") }
+    }
 
     var isClosing: Bool { endReason != nil || isEnded }
 

@@ -101,7 +101,7 @@ final class FleetPresenceCheckTests: XCTestCase {
         f.redis.subscriber.message(channel: f.keys.presenceChannel, "e1 G main zz.1")
         f.hub.flush()
         XCTAssertEqual(client.newLines(), ["GONE zz.1"])
-        f.store.renewPresence(try XCTUnwrap(f.store.attempt))
+        f.store.presence.renew(try XCTUnwrap(f.store.attempt), epoch: f.store.epoch)
         XCTAssertEqual(f.redis.commands.unanswered, [["SMEMBERS", f.keys.presenceRooms], ["EXISTS", f.keys.daemon("zz")]])
         f.answer("SMEMBERS", .array([.bulk("main")]))
         f.answer("EXISTS", .integer(1))
@@ -125,7 +125,7 @@ final class FleetPresenceCheckTests: XCTestCase {
                                    (1...3).map { "e1 M main zz.\($0) m\($0) view -" }.joined(separator: "\n"))
         f.redis.subscriber.message(channel: f.keys.presenceChannel, "e1 G main zz.1")
         XCTAssertEqual(rejected(f), "1")
-        f.store.renewPresence(try XCTUnwrap(f.store.attempt))
+        f.store.presence.renew(try XCTUnwrap(f.store.attempt), epoch: f.store.epoch)
         // Held while the hashes are read: two fit, the third is refused.
         f.redis.subscriber.message(channel: f.keys.presenceChannel,
                                    (4...6).map { "e1 M main zz.\($0) m\($0) view -" }.joined(separator: "\n"))

@@ -89,7 +89,7 @@ final class FleetPresenceTests: XCTestCase {
         f.redis.subscriber.message(channel: f.keys.presenceChannel, "e1 M main zz.4 bo view -\ne1 M main yy.2 cy view -")
         f.hub.flush()
         XCTAssertEqual(client.newLines().count, 2)
-        f.store.renewPresence(try XCTUnwrap(f.store.attempt))
+        f.store.presence.renew(try XCTUnwrap(f.store.attempt), epoch: f.store.epoch)
         XCTAssertEqual(f.redis.commands.unanswered, [["EXISTS", f.keys.daemon("yy")], ["EXISTS", f.keys.daemon("zz")]])
         f.answer("EXISTS", .integer(1))
         f.answer("EXISTS", .integer(0))

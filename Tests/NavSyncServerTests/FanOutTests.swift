@@ -83,7 +83,7 @@ final class FanOutTests: XCTestCase {
         fanOut.broadcast(green, to: room)
         fanOut.flush()
         XCTAssertEqual(connection.writes, [], "the event would take it past --max-pending")
-        XCTAssertTrue(slow.owesResync)
+        XCTAssertTrue(slow.output.owesResync)
         XCTAssertEqual(fanOut.eventsOut, 0, "a skipped event is not counted as handed out")
         XCTAssertTrue(logged.contains { $0.contains("slow watcher") })
 
@@ -93,7 +93,7 @@ final class FanOutTests: XCTestCase {
         fanOut.flush()
         XCTAssertEqual(connection.lines, ["STATE 7 /red"], "one snapshot instead of the events it missed")
         XCTAssertEqual(fanOut.resyncs, 1)
-        XCTAssertFalse(slow.owesResync)
+        XCTAssertFalse(slow.output.owesResync)
     }
 
     func test_fanOut_overOutputBudget_resyncsLargestQueuesFirst_untilAnEighthIsLeft() {
@@ -109,15 +109,15 @@ final class FanOutTests: XCTestCase {
         fanOut.flush()
         XCTAssertEqual(fanOut.heldOutputBytes, 950, "under the bound: counted, nobody resynced")
         XCTAssertEqual(fanOut.backlogged.count, 3)
-        XCTAssertFalse(big.owesResync || middle.owesResync || small.owesResync)
+        XCTAssertFalse(big.output.owesResync || middle.output.owesResync || small.output.owesResync)
 
         bigConnection.queuedWriteBytes = 900
         fanOut.broadcast(blue, to: room)
         fanOut.flush()
         XCTAssertEqual(fanOut.heldOutputBytes, 1_250)
-        XCTAssertTrue(big.owesResync, "largest first")
-        XCTAssertTrue(middle.owesResync, "350 bytes still growing is more than an eighth of 1,000")
-        XCTAssertFalse(small.owesResync, "50 bytes left growing: within the eighth")
+        XCTAssertTrue(big.output.owesResync, "largest first")
+        XCTAssertTrue(middle.output.owesResync, "350 bytes still growing is more than an eighth of 1,000")
+        XCTAssertFalse(small.output.owesResync, "50 bytes left growing: within the eighth")
         XCTAssertTrue(logged.contains { $0.contains("2 watcher(s) with the largest queues resynced") })
     }
 

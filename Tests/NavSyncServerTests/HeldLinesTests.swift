@@ -70,7 +70,7 @@ final class HeldLinesTests: XCTestCase {
         }
         XCTAssertFalse(client.session.linesHeldForOutput)
         XCTAssertEqual(client.connection.count("resume"), client.connection.count("pause"), "reading resumes once nothing is held")
-        XCTAssertFalse(client.session.readingPaused)
+        XCTAssertFalse(client.session.output.readingPaused)
     }
 
     func test_heldLines_inputEndedWhileHeld_lastLinesStillRunThenClose() throws {

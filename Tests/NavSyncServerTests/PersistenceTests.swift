@@ -24,13 +24,13 @@ final class PersistenceTests: XCTestCase {
         watcher.run("WATCH")
         var seenAtAppend: [(actorOutbox: Int, watcherOutbox: Int)] = []
         hub.storage!.onAppend = { _ in
-            seenAtAppend.append((actor.session.outbox.count, watcher.session.outbox.count))
+            seenAtAppend.append((actor.session.output.queue.count, watcher.session.output.queue.count))
         }
         actor.send("SELECT green")
         XCTAssertEqual(seenAtAppend.count, 1)
         XCTAssertEqual(seenAtAppend.first?.actorOutbox, 0, "OK must not be queued before the append")
         XCTAssertEqual(seenAtAppend.first?.watcherOutbox, 0, "EVENT must not be queued before the append")
-        XCTAssertEqual(actor.session.outbox.count, 1)
+        XCTAssertEqual(actor.session.output.queue.count, 1)
         hub.flush()
         XCTAssertEqual(actor.newLines(), ["OK 1"])
         XCTAssertEqual(hub.storage!.lines.last, #"{"op":"select","rev":1,"room":"main","route":"/green"}"#)

@@ -21,7 +21,7 @@ final class SlowWatcherTests: XCTestCase {
         let writesWhileStuck = slow.connection.writes.count
         for i in 0..<30 { actor.run("PUSH blue n\(i)", "POP") }
         XCTAssertEqual(slow.connection.writes.count, writesWhileStuck, "nothing more is queued for it")
-        XCTAssertEqual(slow.session.outbox.count, 0)
+        XCTAssertEqual(slow.session.output.queue.count, 0)
 
         // Everybody else got every event.
         let fastEvents = fast.newLines()

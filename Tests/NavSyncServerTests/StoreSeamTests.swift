@@ -32,6 +32,18 @@ final class LateStore: RoomStore {
         return outcome
     }
 
+    /// Whether its copy of rooms may trail the truth (as a fleet's does).
+    var trails = false
+    /// Catch-ups asked for and not finished yet; with `catchesUpAtOnce` none wait.
+    private(set) var catchUps: [(room: String, revision: UInt64, done: (String?) -> Void)] = []
+    var catchesUpAtOnce = false
+    var copyMayTrail: Bool { trails }
+    func catchUp(_ room: String, to revision: UInt64, then done: @escaping (String?) -> Void) {
+        if catchesUpAtOnce { done(nil) } else { catchUps.append((room, revision, done)) }
+    }
+
+    func finishCatchUp(_ failure: String? = nil) { catchUps.removeFirst().done(failure) }
+
     func fail(_ index: Int = 0, _ error: ProtocolError) {
         delegate!.changeFinished(waiting.remove(at: index), .refused(error))
     }
@@ -230,5 +242,49 @@ final class StoreSeamTests: XCTestCase {
         XCTAssertEqual(a.run("PUSH green", "GET", "IF 0 POP", "POP", "POP"),
                        ["OK 1", "STATE 1 /red/green", "ERR conflict current=1", "OK 2", "ERR at-root the stack has only its root entry"])
         XCTAssertEqual(a.stats()["persistence"], "journal")
+    }
+
+    func test_trailingStore_watchPastTheCopy_waitsForTheCatchUp_thenContinues_laterLinesAfter() throws {
+        let store = LateStore()
+        store.trails = true
+        let hub = try hub(store)
+        let a = hub.connect()
+        XCTAssertEqual(a.run("WATCH 2", "GET"), [], "not answered from a copy behind revision 2")
+        XCTAssertEqual(store.catchUps.map { "\($0.room) \($0.revision)" }, ["main 2"])
+        hub.server.roomChanged("main", to: RoomState(stack: stack("/green"), revision: 1), op: "select")
+        hub.server.roomChanged("main", to: RoomState(stack: stack("/blue"), revision: 2), op: "select")
+        store.finishCatchUp()
+        XCTAssertEqual(a.run(), ["CONTINUE 2", "STATE 2 /blue"])
+        hub.server.roomChanged("main", to: RoomState(stack: stack("/green"), revision: 3), op: "select")
+        XCTAssertEqual(a.run(), ["EVENT 3 select /green"])
+    }
+
+    func test_trailingStore_catchUpFails_watchRefusedUnavailable_notSubscribed() throws {
+        let store = LateStore()
+        store.trails = true
+        let hub = try hub(store)
+        let a = hub.connect()
+        a.run("WATCH 4")
+        store.finishCatchUp("lost the store")
+        XCTAssertEqual(a.run("PING"), ["ERR unavailable lost the store", "PONG"])
+        hub.server.roomChanged("main", to: RoomState(stack: stack("/green"), revision: 1), op: "select")
+        XCTAssertEqual(a.run(), [], "a refused WATCH did not subscribe")
+    }
+
+    func test_trailingStore_caughtUpWithinTheCall_linesGoOnInOrder() throws {
+        let store = LateStore()
+        store.trails = true
+        store.catchesUpAtOnce = true
+        let hub = try hub(store)
+        let a = hub.connect()
+        // The store holds no revision 5: a resync from the copy, and the next line runs after it.
+        XCTAssertEqual(a.run("WATCH 5", "PING x"), ["STATE 0 /red", "PONG x"])
+    }
+
+    func test_storeThatDoesNotTrail_isNotAskedToCatchUp() throws {
+        let store = LateStore()
+        let hub = try hub(store)
+        XCTAssertEqual(hub.connect().run("WATCH 5"), ["STATE 0 /red"])
+        XCTAssertTrue(store.catchUps.isEmpty)
     }
 }

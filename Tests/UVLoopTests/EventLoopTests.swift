@@ -46,7 +46,7 @@ final class EventLoopTests: LoopTestCase {
         let hook = loop.beforeBlocking { hookRuns += 1 }
         let timer = LoopTimer(loop: loop)
         timer.start(afterMilliseconds: 1) {}
-        loop.run()  // returns once the timer fired, although the hook is still open
+        runBounded("the hook must not keep the loop alive")
         XCTAssertGreaterThan(hookRuns, 0)
         timer.close()
         hook.close()
@@ -59,9 +59,18 @@ final class EventLoopTests: LoopTestCase {
             ticks += 1
             if ticks == 3 { self.loop.stop() }
         }
-        loop.run()
+        runBounded("stop() in the third tick")
         XCTAssertEqual(ticks, 3)
         timer.close()
+    }
+
+    /// The watchdog of the tests above: a loop kept alive is stopped, and said to be.
+    func test_watchdog_stopsALoopThatWouldRunForever() {
+        let keepAlive = LoopTimer(loop: loop)
+        keepAlive.start(afterMilliseconds: 1, repeatMilliseconds: 1) {}
+        XCTAssertFalse(runUnderWatchdog(seconds: 0.05), "a ref'd repeating timer keeps run() going")
+        keepAlive.close()
+        XCTAssertTrue(runUnderWatchdog(seconds: 5), "nothing left to keep it alive")
     }
 
     func test_nowMilliseconds_advancesWithTheLoop() {
@@ -148,7 +157,7 @@ final class LoopTimerTests: LoopTestCase {
         timer.start(afterMilliseconds: 60_000) { fired = true }
         timer.unref()
         let start = loop.nowMilliseconds
-        loop.run()
+        runBounded("an unref'd timer must not keep the loop alive")
         XCTAssertFalse(fired)
         XCTAssertLessThan(loop.nowMilliseconds - start, 1000)
         timer.close()
@@ -168,7 +177,7 @@ final class SignalWatcherTests: LoopTestCase {
     func test_signalWatcher_unref_letsRunReturn() throws {
         let watcher = try SignalWatcher(loop: loop, signal: SIGUSR1) {}
         watcher.unref()
-        loop.run()  // would block forever if the watcher kept the loop alive
+        runBounded("an unref'd signal watcher must not keep the loop alive")
         watcher.close()
     }
 }

@@ -45,6 +45,31 @@ class LoopTestCase: XCTestCase {
         }
     }
 
+    /// `loop.run()` for a test whose point is that `run` returns by itself
+    /// (nothing keeps the loop alive, or something stops it), with a
+    /// watchdog: past `seconds` the loop is stopped and the test fails,
+    /// instead of hanging the whole run. The watchdog's timer is unref'd,
+    /// so it never keeps the loop alive itself.
+    func runBounded(_ what: String, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line) {
+        if !runUnderWatchdog(seconds: seconds) {
+            XCTFail("loop.run() did not return within \(seconds) s: \(what)", file: file, line: line)
+        }
+    }
+
+    /// `loop.run()`, stopped by an unref'd timer after `seconds`; true when it returned by itself.
+    func runUnderWatchdog(seconds: Double) -> Bool {
+        var fired = false
+        let watchdog = LoopTimer(loop: loop)
+        watchdog.start(afterMilliseconds: UInt64(seconds * 1000)) { [loop] in
+            fired = true
+            loop?.stop()
+        }
+        watchdog.unref()
+        loop.run()
+        watchdog.close()
+        return !fired
+    }
+
     /// Runs the loop for `milliseconds` of wall-clock time, for checks that something does NOT happen.
     func idle(milliseconds: Int) {
         let end = ContinuousClock.now + .milliseconds(milliseconds)

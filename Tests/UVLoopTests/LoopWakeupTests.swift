@@ -59,7 +59,7 @@ final class LoopWakeupTests: LoopTestCase {
             Thread.sleep(forTimeInterval: 0.05)
             shared.wake()
         }.start()
-        loop.run()  // returns only once the body closed the handle
+        runBounded("returns only once the body closed the handle")
         XCTAssertTrue(woken)
     }
 }

@@ -17,38 +17,72 @@ import RedisClient
 /// (`PresenceMessage`, `PresenceBounds`) and counted when refused
 /// (`presence_rejected`); at most `Settings.maxRemoteMembers` members of
 /// other daemons are kept.
-extension RedisRoomStore {
-    /// A daemon whose key is not renewed for this long is taken for dead:
-    /// with a heartbeat a second, its members are reported gone within about
-    /// 11 s of its end (the contract asks for 15).
-    static let daemonKeyMilliseconds: UInt64 = 10_000
+///
+/// Its own type beside the rooms' tracks, which it never touches: the
+/// store hands it the connection of the moment (the command link and the
+/// epoch, nil while Redis is away, or the current `RedisAttempt`) with
+/// each call, and it tells the hub of other daemons' members directly.
+/// Must be used on the loop thread only.
+final class FleetPresenceSync {
+    weak var delegate: RoomStoreDelegate?
+    private let keys: BackplaneKeys
+    /// This daemon's tag, the part of each member id before its dot.
+    private let daemonTag: String
+    /// `--max-line`: a member of another daemon whose `AT` line would not fit is not taken.
+    private let maxLineBytes: Int
+    private let log: Logger
+    /// The loop's clock, for the warnings at most once a second.
+    private let now: () -> UInt64
+    /// A reply that must take the connection down (the store's `refuse`).
+    private let refuseConnection: (String) -> Void
+    /// Members of this daemon and of the others.
+    private var fleetPresence = FleetPresence()
+    /// Presence read from Redis and not taken (`presence_rejected`).
+    private var presenceRejections = PresenceRejections()
+    /// While the members are read again: the channel's changes that
+    /// arrived meanwhile, applied after the read.
+    private var heldPresence: [(epoch: String, change: PresenceMessage)]?
+    /// When lines too long to publish were last logged (at most once a second).
+    private var lastLeftOutWarning: UInt64?
 
-    public var memberIDPrefix: String { daemonTag + "." }
-
-    public func memberChanged(_ member: Member, in room: String) {
-        fleetPresence.noteLocal(.member(room: room, member))
+    init(keys: BackplaneKeys, daemonTag: String, maxLineBytes: Int, maxRemoteMembers: Int, log: Logger,
+         now: @escaping () -> UInt64, refuseConnection: @escaping (String) -> Void) {
+        self.keys = keys
+        self.daemonTag = daemonTag
+        self.maxLineBytes = maxLineBytes
+        self.log = log
+        self.now = now
+        self.refuseConnection = refuseConnection
+        fleetPresence.remoteLimit = maxRemoteMembers
     }
 
-    public func memberGone(_ id: String, from room: String) {
-        fleetPresence.noteLocal(.gone(room: room, id: id))
-    }
+    /// A member of this daemon arrived, changed or left: told to the fleet at the end of the turn.
+    func noteLocal(_ change: PresenceMessage) { fleetPresence.noteLocal(change) }
+
+    /// For `presence_rejected`.
+    var rejectedCount: UInt64 { presenceRejections.count }
+
+    /// The connection is gone: a read of the members again ends with it
+    /// (the reconnect reads them anyway).
+    func connectionLost() { heldPresence = nil }
 
     /// Sends the turn's member changes: one call of the members function
     /// per room (its hash and its entry in the set of rooms with members),
     /// then the changes on the presence channel, in messages of at most
     /// 64 KiB. While Redis is away they are dropped: the whole list is
     /// written again on reconnecting.
-    func flushPresence() {
+    /// `commands` is nil while Redis is away.
+    func flush(on commands: (any RedisLink)?, epoch: String?) {
         guard !fleetPresence.outbox.isEmpty else { return }
         let changes = fleetPresence.outbox
         fleetPresence.outbox.removeAll(keepingCapacity: true)
-        guard isUp, let commands, let epoch else { return }
+        guard let commands, let epoch else { return }
         writePresence(changes, epoch: epoch, on: commands)
     }
 
     private func writePresence(_ changes: [PresenceMessage], epoch: String, on commands: any RedisLink) {
         // Set first, so a daemon that hears of a member finds its daemon alive.
-        commands.send(["SET", keys.daemon(daemonTag), "1", "PX", String(Self.daemonKeyMilliseconds)]) { _ in }
+        commands.send(["SET", keys.daemon(daemonTag), "1", "PX", String(RedisRoomStore.daemonKeyMilliseconds)]) { _ in }
         var rooms: [String] = []
         var byRoom: [String: [PresenceMessage]] = [:]
         for change in changes {
@@ -59,8 +93,8 @@ extension RedisRoomStore {
             commands.send(MembersFunction.call(keys: keys, room: room, changes: byRoom[room] ?? [])) { _ in }
         }
         let (messages, leftOut) = changes.messages(epoch: epoch)
-        if leftOut > 0, lastLeftOutWarning.map({ loop.nowMilliseconds &- $0 >= 1_000 }) ?? true {
-            lastLeftOutWarning = loop.nowMilliseconds
+        if leftOut > 0, lastLeftOutWarning.map({ now() &- $0 >= 1_000 }) ?? true {
+            lastLeftOutWarning = now()
             log.warn("backplane: \(leftOut) member line(s) over \(PresenceBounds.maxPublishedBytes) bytes not published "
                      + "(a route that long needs a --max-line near it); the members hashes hold them")
         }
@@ -69,19 +103,19 @@ extension RedisRoomStore {
 
     /// What a member read from Redis must fit: this daemon's `--max-line` and `--max-depth`.
     var presenceBounds: PresenceBounds {
-        PresenceBounds(maxLineBytes: settings.maxLineBytes, maxDepth: delegate?.changeRules.maxDepth ?? Limits().maxDepth)
+        PresenceBounds(maxLineBytes: maxLineBytes, maxDepth: delegate?.changeRules.maxDepth ?? Limits().maxDepth)
     }
 
     /// Counts presence read from Redis that was not taken, and says so (at most once a second).
     func rejectPresence(_ problem: PresenceMessage.Problem, from source: String, times: Int = 1) {
         guard times > 0 else { return }
-        if let warning = presenceRejections.note(problem, from: source, now: loop.nowMilliseconds, times: times) {
+        if let warning = presenceRejections.note(problem, from: source, now: now(), times: times) {
             log.warn(warning)
         }
     }
 
     /// A message of the presence channel: other daemons' changes, in the order they made them.
-    func presencePushed(_ payload: [UInt8]) {
+    func pushed(_ payload: [UInt8], epoch: String?) {
         let parsed = PresenceMessage.parse(payload, bounds: presenceBounds)
         for problem in parsed.rejected { rejectPresence(problem, from: "the presence channel") }
         // Changes that arrive while the members are read again wait for
@@ -94,10 +128,10 @@ extension RedisRoomStore {
                            times: parsed.changes.count - min(room, parsed.changes.count))
             return
         }
-        applyRemote(parsed.changes)
+        applyRemote(parsed.changes, epoch: epoch)
     }
 
-    private func applyRemote(_ changes: [(epoch: String, change: PresenceMessage)]) {
+    private func applyRemote(_ changes: [(epoch: String, change: PresenceMessage)], epoch: String?) {
         guard let delegate else { return }
         for (published, change) in changes {
             // Our own come back too; another epoch's are from before Redis lost its data.
@@ -122,19 +156,19 @@ extension RedisRoomStore {
     /// members of daemons whose key has expired are dropped (and deleted).
     /// Then the store is up, this daemon's members are written again, and
     /// every follower gets a listing.
-    func readFleetMembers(_ attempt: RedisAttempt) {
+    /// `up` runs once they are adopted; the store is then up and calls `republishOwnMembers`.
+    func readFleetMembers(_ attempt: RedisAttempt, then up: @escaping () -> Void) {
         readMembers(attempt) { [weak self] found in
             guard let self else { return }
             self.adoptFleetMembers(found)
-            self.becomeUp(attempt)
-            self.republishOwnMembers()
+            up()
         }
     }
 
     /// While up, once the members kept had reached the limit and are
     /// below it again: every members hash is read again (messages of the
     /// channel wait meanwhile), and every follower gets a listing.
-    func readMembersAgain(_ attempt: RedisAttempt) {
+    private func readMembersAgain(_ attempt: RedisAttempt, epoch: String?) {
         guard heldPresence == nil else { return }
         heldPresence = []
         readMembers(attempt) { [weak self] found in
@@ -142,7 +176,7 @@ extension RedisRoomStore {
             self.adoptFleetMembers(found)
             let held = self.heldPresence ?? []
             self.heldPresence = nil
-            self.applyRemote(held)
+            self.applyRemote(held, epoch: epoch)
             self.delegate?.relistPresence()
         }
     }
@@ -155,7 +189,9 @@ extension RedisRoomStore {
         attempt.ask(["SMEMBERS", keys.presenceRooms]) { [weak self] reply in
             guard let self else { return }
             guard let names = reply?.elements?.compactMap(\.text).filter(Names.isValid) else {
-                if reply != nil { self.refuse("redis answered SMEMBERS \(self.keys.presenceRooms) with \(Self.describe(reply))") }
+                if reply != nil {
+                    self.refuseConnection("redis answered SMEMBERS \(self.keys.presenceRooms) with \(RedisRoomStore.describe(reply))")
+                }
                 return
             }
             var read = MembersRead()
@@ -186,7 +222,7 @@ extension RedisRoomStore {
 
     private func readMembersHash(_ reply: RedisReply, of room: String, into read: inout MembersRead) {
         guard let elements = reply.elements else {
-            log.warn("backplane: the members of room \(room) cannot be read (\(keys.members(room)): \(Self.describe(reply)))")
+            log.warn("backplane: the members of room \(room) cannot be read (\(keys.members(room)): \(RedisRoomStore.describe(reply)))")
             return
         }
         if elements.isEmpty { read.emptyRooms.append(room) }
@@ -257,7 +293,7 @@ extension RedisRoomStore {
     /// After a connect: this daemon's members are written again whole (after
     /// an outage, or into a Redis that lost them), and every follower here
     /// is sent its room's listing.
-    private func republishOwnMembers() {
+    func republishOwnMembers(on commands: (any RedisLink)?, epoch: String?) {
         fleetPresence.outbox.removeAll()
         let own = fleetPresence.local.values.sorted { $0.member.id < $1.member.id }
         if let commands, let epoch, !own.isEmpty {
@@ -270,10 +306,10 @@ extension RedisRoomStore {
 
     /// Every heartbeat: this daemon's key renewed while it has members, and
     /// each other daemon with members here checked; an expired one's members are gone.
-    func renewPresence(_ attempt: RedisAttempt) {
-        if fleetPresence.shouldReadAgain { readMembersAgain(attempt) }
+    func renew(_ attempt: RedisAttempt, epoch: String?) {
+        if fleetPresence.shouldReadAgain { readMembersAgain(attempt, epoch: epoch) }
         if !fleetPresence.local.isEmpty {
-            attempt.ask(["SET", keys.daemon(daemonTag), "1", "PX", String(Self.daemonKeyMilliseconds)]) { _ in }
+            attempt.ask(["SET", keys.daemon(daemonTag), "1", "PX", String(RedisRoomStore.daemonKeyMilliseconds)]) { _ in }
         }
         for tag in fleetPresence.remoteDaemons.sorted() where !fleetPresence.checking.contains(tag) {
             fleetPresence.checking.insert(tag)
@@ -281,7 +317,7 @@ extension RedisRoomStore {
                 guard let self else { return }
                 self.fleetPresence.checking.remove(tag)
                 guard let reply, reply.unsigned == 0 else { return }
-                self.daemonGone(tag)
+                self.daemonGone(tag, on: attempt.commandLink)
             }
         }
     }
@@ -289,7 +325,7 @@ extension RedisRoomStore {
     /// Daemon `tag` stopped renewing its key: its members leave every room
     /// here, and its hash entries go (with a room's set entry, when they
     /// were its last).
-    func daemonGone(_ tag: String) {
+    private func daemonGone(_ tag: String, on commands: (any RedisLink)?) {
         let gone = fleetPresence.dropDaemon(tag)
         guard !gone.isEmpty else { return }
         log.warn("backplane: daemon \(tag) stopped renewing its presence; its \(gone.count) member(s) are gone")
