@@ -24,8 +24,7 @@ extension Server {
     /// with nothing queued for it.
     public func finish(_ session: Session, because reason: CloseReason) {
         guard !session.isClosing else { return }
-        session.outbox.removeAll()
-        session.outboxBytes = 0
+        fanOut.discard(session)
         session.endReason = reason
         finishEnding(session, graceful: true)
     }

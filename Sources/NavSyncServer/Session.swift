@@ -57,21 +57,6 @@ public final class Session {
     /// Its grant (see `access`).
     var grant: Grant { access.grant }
 
-    // Server+Web.swift empties the queue by hand in `finish`; these two
-    // stand in for the fields it names until it calls `FanOut.discard`
-    // (that file is being moved behind the web door's port this round).
-    var outbox: [SessionOutput.Item] {
-        get { output.queue }
-        set {
-            precondition(newValue.isEmpty, "only emptied from outside FanOut")
-            output.discard()
-        }
-    }
-    var outboxBytes: Int {
-        get { output.queuedBytes }
-        set { precondition(newValue == output.queuedBytes, "follows the queue") }
-    }
-
     var isClosing: Bool { endReason != nil || isEnded }
 
     var label: String { "conn \(id) (\(connection.peerDescription))" }
