@@ -5,7 +5,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 BIN := .build/release
 # Debian packages the build and the tests need; installed only when missing.
-DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libssl-dev openssl libhiredis-dev redis-server netcat-openbsd tmux iproute2 \
+DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libssl-dev openssl libhiredis-dev libqrencode-dev redis-server netcat-openbsd tmux iproute2 \
 	man-db bsdextrautils bash-completion
 ARGS ?=
 
