@@ -373,7 +373,8 @@ public final class Server {
         access.replaceGrants(grants)
         var revoked = 0, changed = 0
         for session in sessions.values where !session.isClosing {
-            guard let token = session.credential else { continue }
+            // A signed token's grant is in no file: its keys' reload judges it.
+            guard let token = session.credential, session.grant.lifetime == nil else { continue }
             guard let grant = access.grant(forToken: token) else {
                 revoked += 1
                 fanOut.reply(session, Wire.error(ProtocolError(.forbidden, "token revoked")))

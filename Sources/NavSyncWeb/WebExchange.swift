@@ -284,7 +284,7 @@ final class WebExchange {
 
     static func closeCode(for reason: CloseReason?) -> UInt16 {
         switch reason {
-        case .authFailed?, .tokenRevoked?: return 1008
+        case .authFailed?, .tokenRevoked?, .tokenExpired?: return 1008
         case .shutdown?: return 1001
         case .busy?: return 1013
         case .transportError?: return 1011
