@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
         // OpenSSL 3 (libssl-dev) for TLS; only NavSyncTLS imports it.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // libqrencode (libqrencode-dev) for the QR code `navsync link` draws on a terminal.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // hiredis (libhiredis-dev) and the one wrapper its static libuv adapter needs.
         .target(
             name: "CHiredis",
@@ -65,7 +67,7 @@ let package = Package(
         .plugin(name: "EmbedWebPage", capability: .buildTool(), dependencies: ["embed-page"]),
         .executableTarget(
             name: "navsync",
-            dependencies: ["NavSyncCore", "NavSyncClient", "UVLoop", "CNCurses", "GNUFlags"],
+            dependencies: ["NavSyncCore", "NavSyncClient", "UVLoop", "CNCurses", "GNUFlags", "NavSyncTLS", "CQREncode"],
             path: "Clients/navsync",
             exclude: [],
             swiftSettings: strict
