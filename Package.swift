@@ -97,7 +97,7 @@ let package = Package(
         .target(name: "TLSCertificateHarness", dependencies: ["ChildProcessHarness"], path: "Tests/TLSCertificateHarness"),
         .testTarget(name: "EndToEndTests",
                     dependencies: ["NavSyncCore", "ChildProcessHarness", "RedisServerHarness", "NavSyncKit", "navsync-abc",
-                                   "TLSCertificateHarness"]),
+                                   "TLSCertificateHarness", "NavSyncTLS"]),
         // Bounded waits for the tests' child processes, shared by every harness that starts one.
         .target(name: "ChildProcessHarness", path: "Tests/ChildProcessHarness"),
         // Starts a redis-server of the tests' own (used by the tests only).
