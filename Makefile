@@ -10,7 +10,7 @@ DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libssl-dev ope
 ARGS ?=
 
 .PHONY: all deps build run check test test-sanitizers fuzz demo clean help bench bench-compare bench-fleet \
-	install uninstall deb man test-packaging test-package test-deb
+	install uninstall deb man test-packaging test-package test-deb test-interop
 
 # make install / uninstall: where things go (DESTDIR stages, e.g. for a package).
 PREFIX ?= /usr/local
@@ -83,8 +83,13 @@ test: build
 	Tests/packaging/run.sh $(BIN)
 	$(MAKE) --no-print-directory test-package
 	Tests/browser/run.sh $(BIN)
+	Tests/interop/run.sh $(BIN)
 	Fuzz/run.sh 8
 	SWIFT=$(SWIFT) Tests/sanitizers/run.sh
+
+# (1.3) Signed tokens against PyJWT (from PyPI, in .build/interop-venv).
+test-interop: build
+	Tests/interop/run.sh $(BIN)
 
 # Unit tests under ASan and TSan, then the ASan-built daemon under the stress
 # tests; needs the release test build that `make test` makes first.
