@@ -85,7 +85,7 @@ let package = Package(
         .executableTarget(name: "navsync-kit-bench", dependencies: ["NavSyncKit"], swiftSettings: strict),
 
         // Fan-out benchmark against navsyncd and peers (Redis, NATS), on the same loop.
-        .executableTarget(name: "navsync-bench", dependencies: ["UVLoop", "GNUFlags", "NavSyncTLS"], swiftSettings: strict),
+        .executableTarget(name: "navsync-bench", dependencies: ["UVLoop", "GNUFlags", "NavSyncTLS", "NavSyncCore"], swiftSettings: strict),
 
         .testTarget(name: "NavSyncCoreTests", dependencies: ["NavSyncCore"]),
         .testTarget(name: "GNUFlagsTests", dependencies: ["GNUFlags"]),
