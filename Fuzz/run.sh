@@ -115,6 +115,8 @@ MAP
 for t in "${targets[@]}"; do
     read -r -a srcs <<<"$(sources_for "$t" | tr '\n' ' ')"
     bin="$out/bin/fuzz-$t"
+    # The token target also links TokenCrypto, built apart from its sources.
+    [ "$t" = token ] && newer_than "$bin" "$root/Sources/NavSyncTLS/TokenCrypto.swift" && rm -f "$bin"
     if newer_than "$bin" "${srcs[@]}" "$lib"; then
         echo "fuzz: building $t"
         extra=()

@@ -38,9 +38,13 @@ final class SignedTokenTests: XCTestCase {
         XCTAssertEqual(try presenter.request("AUTH \(ed.token())"), "OK 0")
         XCTAssertTrue(try presenter.request("WHOAMI").contains(" control control * "))
         XCTAssertEqual(try presenter.request("SELECT green"), "OK 1")
-        // And on HTTP, as a Bearer token.
+        // And on HTTP, as a Bearer token; an expired one is 401 with invalid_token.
         let web = try daemon.connect()
         XCTAssertEqual(try web.get("/rooms/main", headers: [("Authorization", "Bearer \(ed.token(role: "view"))")]).status, 200)
+        let expired = try web.get("/rooms/main", headers: [("Authorization", "Bearer \(ed.token(role: "view", lifetime: -60))")])
+        XCTAssertEqual(expired.status, 401)
+        XCTAssertTrue(expired.headers["www-authenticate"]?.contains("error=\"invalid_token\"") == true, "\(expired.headers)")
+        XCTAssertEqual(try web.get("/rooms/main", headers: [("Authorization", "Bearer \(hs.token(payload: "{}"))")]).status, 401)
     }
 
     func test_eachRefusal_isAuthFailed_countedAndNeverLogged() throws {
