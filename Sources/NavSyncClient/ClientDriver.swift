@@ -60,13 +60,13 @@ public final class ClientDriver {
         perform(client.start(now: now))
     }
 
+    /// (1.3) The token later connections authenticate with (a renewed signed token).
+    public func replaceToken(_ token: String?) { client.replaceToken(token) }
+
     /// Sends a request (or queues it until the first connection). Its reply
     /// arrives later as `.reply(id, ...)`; the caller may not see the id
     /// before a reply that is known at once (`.invalid`, `.lost`).
     @discardableResult
-    /// (1.3) The token later connections authenticate with (a renewed signed token).
-    public func replaceToken(_ token: String?) { client.replaceToken(token) }
-
     public func submit(_ request: ClientRequest) -> RequestID {
         let (id, actions) = client.submit(request, now: now)
         perform(actions)
