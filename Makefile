@@ -5,12 +5,12 @@ SHELL := /bin/bash
 SWIFT ?= swift
 BIN := .build/release
 # Debian packages the build and the tests need; installed only when missing.
-DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libssl-dev openssl libhiredis-dev redis-server netcat-openbsd tmux iproute2 \
+DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libssl-dev openssl libhiredis-dev libqrencode-dev redis-server netcat-openbsd tmux iproute2 \
 	man-db bsdextrautils bash-completion
 ARGS ?=
 
 .PHONY: all deps build run check test test-sanitizers fuzz demo clean help bench bench-compare bench-fleet \
-	install uninstall deb man test-packaging test-package test-deb
+	install uninstall deb man test-packaging test-package test-deb test-interop
 
 # make install / uninstall: where things go (DESTDIR stages, e.g. for a package).
 PREFIX ?= /usr/local
@@ -39,7 +39,8 @@ help:
 	@echo "make bench-fleet  three daemons on one Redis beside one daemon (docs/BACKPLANE.md)"
 	@echo "make bench-compare BASE=REV  the same, with navsyncd built at REV as 'baseline' rows beside this build"
 	@echo "make test-sanitizers  unit tests under ASan and TSan, the ASan daemon under stress"
-	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files, web, redis, presence (FUZZ_SECONDS=60 each)"
+	@echo "make test-interop  signed tokens against PyJWT (from PyPI, in .build/interop-venv)"
+	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files, web, redis, presence, signed tokens (FUZZ_SECONDS=60 each)"
 	@echo "make install    binaries, man pages, systemd units, sample catalog, bash completion"
 	@echo "                under PREFIX (default /usr/local), staged under DESTDIR; needs make build"
 	@echo "make uninstall  remove what make install put there (same PREFIX and DESTDIR)"
@@ -83,8 +84,13 @@ test: build
 	Tests/packaging/run.sh $(BIN)
 	$(MAKE) --no-print-directory test-package
 	Tests/browser/run.sh $(BIN)
+	Tests/interop/run.sh $(BIN)
 	Fuzz/run.sh 8
 	SWIFT=$(SWIFT) Tests/sanitizers/run.sh
+
+# (1.3) Signed tokens against PyJWT (from PyPI, in .build/interop-venv).
+test-interop: build
+	Tests/interop/run.sh $(BIN)
 
 # Unit tests under ASan and TSan, then the ASan-built daemon under the stress
 # tests; needs the release test build that `make test` makes first.

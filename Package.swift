@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
         // OpenSSL 3 (libssl-dev) for TLS; only NavSyncTLS imports it.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // libqrencode (libqrencode-dev) for the QR code `navsync link` draws on a terminal.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // hiredis (libhiredis-dev) and the one wrapper its static libuv adapter needs.
         .target(
             name: "CHiredis",
@@ -66,7 +68,7 @@ let package = Package(
         .plugin(name: "EmbedWebPage", capability: .buildTool(), dependencies: ["embed-page"]),
         .executableTarget(
             name: "navsync",
-            dependencies: ["NavSyncCore", "NavSyncClient", "UVLoop", "CNCurses", "GNUFlags"],
+            dependencies: ["NavSyncCore", "NavSyncClient", "UVLoop", "CNCurses", "GNUFlags", "NavSyncTLS", "CQREncode"],
             path: "Clients/navsync",
             exclude: [],
             swiftSettings: strict
@@ -84,7 +86,7 @@ let package = Package(
         .executableTarget(name: "navsync-kit-bench", dependencies: ["NavSyncKit"], swiftSettings: strict),
 
         // Fan-out benchmark against navsyncd and peers (Redis, NATS), on the same loop.
-        .executableTarget(name: "navsync-bench", dependencies: ["UVLoop", "GNUFlags", "NavSyncTLS"], swiftSettings: strict),
+        .executableTarget(name: "navsync-bench", dependencies: ["UVLoop", "GNUFlags", "NavSyncTLS", "NavSyncCore"], swiftSettings: strict),
 
         .testTarget(name: "NavSyncCoreTests", dependencies: ["NavSyncCore"]),
         .testTarget(name: "GNUFlagsTests", dependencies: ["GNUFlags"]),
@@ -96,7 +98,7 @@ let package = Package(
         .target(name: "TLSCertificateHarness", dependencies: ["ChildProcessHarness"], path: "Tests/TLSCertificateHarness"),
         .testTarget(name: "EndToEndTests",
                     dependencies: ["NavSyncCore", "ChildProcessHarness", "RedisServerHarness", "NavSyncKit", "navsync-abc",
-                                   "TLSCertificateHarness"]),
+                                   "TLSCertificateHarness", "NavSyncTLS"]),
         // Bounded waits for the tests' child processes, shared by every harness that starts one.
         .target(name: "ChildProcessHarness", path: "Tests/ChildProcessHarness"),
         // Starts a redis-server of the tests' own (used by the tests only).

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with swiftc (no SwiftPM) and runs each for a
 # bounded time. Usage:
 #   Fuzz/run.sh [SECONDS] [TARGET...]      (default: $FUZZ_SECONDS or 60; every target)
-# Targets: framer parser route catalog statefile http wsline wsframe redis presence.
+# Targets: framer parser route catalog statefile http wsline wsframe redis presence token.
 #
 # NavSyncCore is compiled once, instrumented, as a static library; each target
 # is its own binary (its file plus FuzzSupport.swift, and for http, wsline and
@@ -15,7 +15,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-${FUZZ_SECONDS:-60}}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline wsframe redis presence)
+[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline wsframe redis presence token)
 out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
 mkdir -p "$out/lib" "$out/bin" "$out/logs" "$out/artifacts"
 flags=(-parse-as-library -sanitize=fuzzer,address -O)
@@ -52,7 +52,7 @@ sources_for() {
         framer) file=FramerFuzz ;; parser) file=ParserFuzz ;; route) file=RouteFuzz ;;
         catalog) file=CatalogFuzz ;; statefile) file=StateFileFuzz ;;
         http) file=HTTPFuzz ;; wsline) file=WSLineFuzz ;; wsframe) file=WSFrameFuzz ;;
-        redis) file=RedisReplyFuzz ;; presence) file=PresenceFuzz ;;
+        redis) file=RedisReplyFuzz ;; presence) file=PresenceFuzz ;; token) file=SignedTokenFuzz ;;
         *) echo "fuzz: unknown target $t" >&2; exit 64 ;;
     esac
     echo "$root/Fuzz/Targets/$file.swift $root/Fuzz/Targets/FuzzSupport.swift"
@@ -70,12 +70,36 @@ sources_for() {
     return 0
 }
 
+# (1.3) The token target links OpenSSL's HMAC and Ed25519: NavSyncTLS's
+# TokenCrypto is built alone as a module of its own (the rest of NavSyncTLS
+# needs libuv), instrumented like the core.
+build_token_crypto() {
+    local src="$root/Sources/NavSyncTLS/TokenCrypto.swift"
+    local mod="$out/lib/libNavSyncTLS_TokenCrypto.a"
+    if newer_than "$mod" "$src" "$lib"; then
+        echo "fuzz: building TokenCrypto with -sanitize=fuzzer,address"
+        build "$out/logs/build-tokencrypto.log" -emit-library -static -emit-module -module-name NavSyncTLS_TokenCrypto \
+            -I "$out/lib" -I "$out/lib/COpenSSL" -emit-module-path "$out/lib/NavSyncTLS_TokenCrypto.swiftmodule" \
+            -o "$mod" "$src"
+    fi
+    return 0
+}
+
 # CHiredis as swiftc sees it: the header SwiftPM wraps, and the library.
 mkdir -p "$out/lib/CHiredis"
 cat >"$out/lib/CHiredis/module.modulemap" <<MAP
 module CHiredis {
     header "$root/Sources/CHiredis/include/navsync_hiredis.h"
     link "hiredis"
+    export *
+}
+MAP
+mkdir -p "$out/lib/COpenSSL"
+cat >"$out/lib/COpenSSL/module.modulemap" <<MAP
+module COpenSSL {
+    header "$root/Sources/COpenSSL/shim.h"
+    link "ssl"
+    link "crypto"
     export *
 }
 MAP
@@ -91,11 +115,17 @@ MAP
 for t in "${targets[@]}"; do
     read -r -a srcs <<<"$(sources_for "$t" | tr '\n' ' ')"
     bin="$out/bin/fuzz-$t"
+    # The token target also links TokenCrypto, built apart from its sources.
+    [ "$t" = token ] && newer_than "$bin" "$root/Sources/NavSyncTLS/TokenCrypto.swift" && rm -f "$bin"
     if newer_than "$bin" "${srcs[@]}" "$lib"; then
         echo "fuzz: building $t"
         extra=()
         [ "$t" = redis ] && extra=(-I "$out/lib/CHiredis" -lhiredis)
         [ "$t" = wsframe ] && extra=(-I "$out/lib/CWslay" -lwslay)
+        if [ "$t" = token ]; then
+            build_token_crypto
+            extra=(-I "$out/lib/COpenSSL" -lNavSyncTLS_TokenCrypto -lssl -lcrypto)
+        fi
         build "$out/logs/build-$t.log" -module-name "Fuzz_$t" -I "$out/lib" -L "$out/lib" -lNavSyncCore "${extra[@]}" \
             -o "$bin" "${srcs[@]}"
     fi

@@ -75,6 +75,17 @@ struct ClientOptions {
           ping [TEXT]           PONG [TEXT]
           raw [LINE...]         send protocol lines as they are and print every reply line;
                                 with no LINE, the lines come from stdin (type them, Ctrl-D ends)
+          keygen --kid KID [--alg ed25519|hs256] FILE
+                                make a signing key: the minting line goes to FILE (0600,
+                                never overwritten), the daemon's --token-keys line to stdout
+          token --signing-key FILE --role control|view --rooms ROOMS [--name NAME]
+                [--ttl DURATION] [--audience AUD] [--kid KID]
+                                print a signed token (JWT); ROOMS * or a comma list;
+                                DURATION 90s, 45m, 8h (default) or 7d
+          link --signing-key FILE --url BASE --room ROOM [--role view|control] [--name NAME]
+               [--ttl DURATION] [--audience AUD] [--kid KID] [--display] [--qr|--no-qr]
+                                print a link to the web page carrying a signed token, and a
+                                QR code of it (default when stdout is a terminal)
 
         options:
           --connect HOST:PORT   daemon address (default $NAVSYNC_ADDR, else 127.0.0.1:7878;

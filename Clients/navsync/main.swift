@@ -8,6 +8,10 @@ import UVLoop
 
 /// Reads everything, picks the mode and returns the exit status.
 func runNavsync(_ arguments: [String], environment: [String: String]) -> Int32 {
+    // keygen, token and link mint; they have flags of their own and connect to nothing.
+    if let command = arguments.first, Minting.commands.contains(command) {
+        return Minting.run(command, Array(arguments.dropFirst()))
+    }
     let options: ClientOptions
     do {
         options = try ClientOptions.parse(arguments, environment: environment)

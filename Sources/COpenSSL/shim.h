@@ -6,6 +6,13 @@
 #include <openssl/x509v3.h>
 #include <openssl/bio.h>
 #include <openssl/buffer.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <openssl/crypto.h>
+
+/// The key type of Ed25519 (EVP_PKEY_ED25519 is a macro of a macro).
+static inline int navsync_pkey_ed25519(void) { return EVP_PKEY_ED25519; }
 
 static inline int navsync_ssl_ctx_set_min_tls12(SSL_CTX *ctx) {
     return (int)SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);

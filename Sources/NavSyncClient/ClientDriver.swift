@@ -60,6 +60,9 @@ public final class ClientDriver {
         perform(client.start(now: now))
     }
 
+    /// (1.3) The token later connections authenticate with (a renewed signed token).
+    public func replaceToken(_ token: String?) { client.replaceToken(token) }
+
     /// Sends a request (or queues it until the first connection). Its reply
     /// arrives later as `.reply(id, ...)`; the caller may not see the id
     /// before a reply that is known at once (`.invalid`, `.lost`).

@@ -47,6 +47,8 @@ public struct ClientRequest: Equatable, Sendable {
     public static func look(at route: String?) -> ClientRequest { ClientRequest(.at, [route ?? "-"]) }
     /// This connection's member id, name and role (`WHOAMI`).
     public static let whoami = ClientRequest(.whoami)
+    /// (1.3) A fresh token for this connection (`AUTH`): how a signed token is renewed.
+    public static func auth(token: String) -> ClientRequest { ClientRequest(.auth, [token]) }
 
     /// What the daemon answers with when the command succeeds.
     public enum Expectation: Equatable, Sendable {
@@ -72,7 +74,7 @@ public struct ClientRequest: Equatable, Sendable {
         switch verb {
         case .get: return .state
         case .ping: return .pong
-        case .name, .at: return .ok
+        case .name, .at, .auth: return .ok
         case .whoami: return .identity
         default: return .listing  // SCREENS, STATS, ROOMS, WHO: the other verbs a request is made of
         }

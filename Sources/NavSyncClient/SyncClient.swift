@@ -1,175 +1,5 @@
 import NavSyncCore
 
-/// Names one request a caller submitted, so its reply can be told apart.
-public typealias RequestID = Int
-
-/// How a `SyncClient` behaves; the presets match the three ways `navsync` runs.
-public struct SyncClientOptions: Sendable, Equatable {
-    /// Joined right after connecting; nil or `main` stays in the default room.
-    public var room: String?
-    /// Sent with `AUTH` before anything else.
-    public var token: String?
-    /// Subscribe with `WATCH` and keep `snapshot` current.
-    public var watch: Bool
-    /// Ask for `SCREENS` on every connection.
-    public var loadCatalog: Bool
-    /// Ask for `STATS` with every heartbeat (for the watcher count).
-    public var pollStats: Bool
-    /// Ask `WHOAMI` on every connection, after `AUTH`, so the caller
-    /// knows whether it may change the room (`identity`); presence asks it
-    /// too, to know which member is itself.
-    public var askIdentity = false
-    /// Come back after a lost connection; otherwise the first loss stops the client.
-    public var reconnect: Bool
-    /// Keep trying when the very first connection cannot be made. Off, a
-    /// daemon that was never reached stops the client after one bounded
-    /// attempt (a typo in the address should not look like a daemon that
-    /// went away); `reconnect` then matters only once connected.
-    public var retryFirstConnection: Bool
-    /// A `PING` goes out this long after the previous one; 0 sends none.
-    public var heartbeatMilliseconds: UInt64
-    /// A connection whose oldest unanswered command is this old is dead.
-    public var replyTimeoutMilliseconds: UInt64
-    /// A connect attempt that has not completed after this long is abandoned.
-    public var connectTimeoutMilliseconds: UInt64
-    public var backoff: ReconnectBackoff
-    /// Said with `NAME` on every connection, before `WATCH`.
-    public var name: String?
-    /// Said with `NAME` when `name` is nil and the daemon's name for
-    /// this connection is `anon` (`$USER` for the command-line client).
-    public var fallbackName: String?
-    /// Follow the room's members (`PRESENCE`) and keep `members` current.
-    public var presence = false
-
-    public init(room: String? = nil, token: String? = nil, watch: Bool, loadCatalog: Bool = false,
-                pollStats: Bool = false, reconnect: Bool, retryFirstConnection: Bool = true,
-                heartbeatMilliseconds: UInt64 = 2000,
-                replyTimeoutMilliseconds: UInt64 = 4000, connectTimeoutMilliseconds: UInt64 = 3000,
-                backoff: ReconnectBackoff = ReconnectBackoff()) {
-        self.room = room
-        self.token = token
-        self.watch = watch
-        self.loadCatalog = loadCatalog
-        self.pollStats = pollStats
-        self.reconnect = reconnect
-        self.retryFirstConnection = retryFirstConnection
-        self.heartbeatMilliseconds = heartbeatMilliseconds
-        self.replyTimeoutMilliseconds = replyTimeoutMilliseconds
-        self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
-        self.backoff = backoff
-    }
-
-    /// The full-screen client: watches, knows the catalog and the watcher count, never gives up.
-    public static func interactive(room: String?, token: String?) -> SyncClientOptions {
-        var options = SyncClientOptions(room: room, token: token, watch: true, loadCatalog: true, pollStats: true,
-                                        reconnect: true)
-        options.askIdentity = true
-        return options
-    }
-
-    /// `navsync watch`: a stream of changes that survives daemon restarts;
-    /// a daemon never reached ends it unless `retry`.
-    public static func stream(room: String?, token: String?, retry: Bool = false) -> SyncClientOptions {
-        SyncClientOptions(room: room, token: token, watch: true, reconnect: true, retryFirstConnection: retry)
-    }
-
-    /// One command and its reply; a lost connection is an error, not a retry.
-    /// With `retry`, a daemon not reached yet is tried again until it answers
-    /// (the request was never sent, so it cannot be made twice).
-    public static func oneShot(room: String?, token: String?, retry: Bool = false) -> SyncClientOptions {
-        SyncClientOptions(room: room, token: token, watch: false, reconnect: retry, retryFirstConnection: retry,
-                          heartbeatMilliseconds: 0, replyTimeoutMilliseconds: 10_000, connectTimeoutMilliseconds: 5000)
-    }
-}
-
-/// The connection's life as the user sees it.
-public enum Link: Equatable, Sendable {
-    /// `start` has not been called.
-    case idle
-    /// A connect attempt is in flight; `failures` attempts in a row failed before it.
-    case connecting(failures: Int)
-    /// Connected; the greeting commands (AUTH, JOIN, SCREENS, WATCH) are not all answered yet.
-    case handshaking
-    /// Connected and, when watching, in sync.
-    case live
-    /// Disconnected; the next attempt starts at `retryAt` (loop milliseconds).
-    case waiting(retryAt: UInt64, failures: Int, reason: String)
-    /// Finished for good: closed by the caller, refused by the daemon, or lost in one-shot mode.
-    case stopped(reason: String)
-}
-
-/// The answer to one submitted request.
-public enum Reply: Equatable, Sendable {
-    case ok(revision: UInt64)
-    case state(RoomState)
-    /// The item lines of a listing, without the closing `END`.
-    case listing([String])
-    case pong(String)
-    /// `WHOAMI`'s answer.
-    case identity(Identity)
-    case error(ServerError)
-    /// The daemon answered with something this client does not understand here.
-    case unexpected(String)
-    /// The request cannot be written as a protocol line; nothing was sent.
-    case invalid(String)
-    /// No answer will come: the connection went away (or never was).
-    case lost(String)
-}
-
-/// Why a snapshot of the room replaced the client's copy.
-public enum SnapshotCause: Equatable, Sendable {
-    /// The first `WATCH` answer on a new connection.
-    case connected
-    /// A fresh `STATE` after a gap, or one the daemon sent a slow watcher.
-    case resync
-}
-
-/// How the watch of a reconnect picked up where the previous connection left off.
-public enum ResumeOutcome: Equatable, Sendable {
-    /// The daemon still held the missed changes: `CONTINUE`, then each of them as an event.
-    case continued
-    /// It did not (or the daemon restarted without them): a fresh snapshot replaced the old one.
-    case resynced
-}
-
-/// What happened, for whoever shows it.
-public enum ClientNote: Equatable, Sendable {
-    case link(Link)
-    case snapshot(RoomState, SnapshotCause)
-    /// A reconnect's `WATCH <rev>` was answered `CONTINUE <rev>`: the
-    /// snapshot held is still right, and the missed changes follow as events.
-    case continued(after: UInt64)
-    /// A change arrived as an `EVENT`; the state is the room after it.
-    case event(RoomState, op: String)
-    /// Revisions jumped from the expected one; a resync is on its way.
-    case gap(expected: UInt64, received: UInt64)
-    /// The catalog from `SCREENS`, with each screen's message from `MESSAGES`
-    ///: on every connection, and again after the daemon said `CATALOG`.
-    case catalog([CatalogEntry])
-    /// `STAT` keys and values, from the heartbeat's `STATS`.
-    case stats([String: String])
-    /// Who this connection is, from `WHOAMI` on every connection
-    /// (with `askIdentity`); nil when the daemon is older than 1.2 and has
-    /// no `WHOAMI` (it then lets a connection do everything its token does).
-    case identity(Identity?)
-    case reply(RequestID, Reply)
-    /// An `ERR` that answers none of the caller's requests (a refused greeting, `busy`).
-    case serverError(ServerError)
-    /// The room's members changed (a listing, an arrival, a change, a departure).
-    case members([Member])
-}
-
-/// What the owner of the socket must do, in order.
-public enum ClientAction: Equatable, Sendable {
-    /// Start connecting; report back with `connectSucceeded` or `connectFailed`.
-    case connect
-    /// Write these bytes (one or more complete lines).
-    case send(String)
-    /// Close the connection, or abandon the connect attempt in flight.
-    case disconnect
-    case note(ClientNote)
-}
-
 /// The client side of the line protocol as a state machine with no IO: the
 /// owner feeds it what happened (connected, a line arrived, time passed) and
 /// carries out the actions it returns. That is what lets its rules be tested
@@ -224,7 +54,7 @@ public struct SyncClient {
         var request: ClientRequest?
     }
 
-    public let options: SyncClientOptions
+    public private(set) var options: SyncClientOptions
     public private(set) var link: Link = .idle
     /// The room as last seen: from `WATCH`, events and resyncs. Nil until the first snapshot.
     public private(set) var snapshot: RoomState?
@@ -277,6 +107,10 @@ public struct SyncClient {
     private var lastHeartbeatAt: UInt64 = 0
     /// Why the daemon is about to close this connection, if it said so.
     private var farewell: String?
+    /// The daemon ended this connection's access (`ERR forbidden token
+    /// expired` or `revoked`): the same token would be refused again, so
+    /// the connection's end stops the client instead of retrying.
+    private var accessEnded = false
     /// `AUTH` was answered `throttled`: the connection's other answers
     /// are read, then it waits until then (loop milliseconds) and connects
     /// again, with the error line as the reason.
@@ -309,6 +143,11 @@ public struct SyncClient {
     /// Submits a request. Before the first connection it waits; while
     /// disconnected it is answered `.lost` at once rather than replayed later,
     /// so a change is never made twice behind the user's back.
+    /// (1.3) The token the next connections authenticate with (a renewed
+    /// signed token); the open connection keeps its grant until the caller
+    /// sends `AUTH` itself.
+    public mutating func replaceToken(_ token: String?) { options.token = token }
+
     public mutating func submit(_ request: ClientRequest, now: UInt64) -> (RequestID, [ClientAction]) {
         let id = nextID
         nextID += 1
@@ -525,7 +364,7 @@ public struct SyncClient {
 
     private mutating func lose(_ reason: String, now: UInt64) -> [ClientAction] {
         var actions: [ClientAction] = [.disconnect]
-        let retry = hasConnected ? options.reconnect : options.retryFirstConnection
+        let retry = !accessEnded && (hasConnected ? options.reconnect : options.retryFirstConnection)
         // Requests that never left wait for the first connection that will come.
         let unsent = retry && !hasConnected ? queued : []
         if !unsent.isEmpty { queued.removeAll() }
@@ -714,6 +553,11 @@ public struct SyncClient {
             return []
         case .error(let error):
             if error.code == ErrorCode.busy.rawValue { farewell = "the daemon is busy: \(error.message)" }
+            if error.code == ErrorCode.forbidden.rawValue,
+               error.message.hasPrefix("token expired") || error.message.hasPrefix("token revoked") {
+                farewell = error.line
+                accessEnded = true
+            }
             return [.note(.serverError(error))]
         default:
             return []

@@ -35,11 +35,15 @@ public struct Grant: Sendable, Equatable {
     public var role: Role
     public var rooms: Rooms
     public var name: String
+    /// For a grant from a signed token: when it ends and the key that
+    /// signed it; nil for a static or anonymous grant, which never ends on its own.
+    public var lifetime: TokenLifetime?
 
-    public init(role: Role, rooms: Rooms, name: String) {
+    public init(role: Role, rooms: Rooms, name: String, lifetime: TokenLifetime? = nil) {
         self.role = role
         self.rooms = rooms
         self.name = name
+        self.lifetime = lifetime
     }
 
     /// The name presence gives a connection no grant line named (PROTOCOL.md *Presence*).

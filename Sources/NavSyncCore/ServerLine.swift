@@ -36,11 +36,16 @@ public struct Identity: Equatable, Sendable {
     /// `*`, a comma list, or `-`.
     public var rooms: String
 
-    public init(id: String, name: String, role: String, rooms: String) {
+    /// (1.3) A signed token's expiry, whole seconds since 1970 (the sixth
+    /// field); nil for a static token.
+    public var expires: UInt64?
+
+    public init(id: String, name: String, role: String, rooms: String, expires: UInt64? = nil) {
         self.id = id
         self.name = name
         self.role = role
         self.rooms = rooms
+        self.expires = expires
     }
 
     /// True when this connection may not change a room (a `view` grant, or none).
@@ -110,8 +115,15 @@ public enum ServerLine: Equatable, Sendable {
         case "PRESENCE": return rest.isEmpty ? .presenceListing : .other(line)
         case "YOU":
             let fields = rest.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count == 4 else { return .other(line) }
-            return .you(Identity(id: String(fields[0]), name: String(fields[1]), role: String(fields[2]), rooms: String(fields[3])))
+            // (1.3) A sixth field, a signed token's expiry, may follow.
+            guard fields.count == 4 || fields.count == 5 else { return .other(line) }
+            var expires: UInt64?
+            if fields.count == 5 {
+                guard let seconds = UInt64(fields[4]) else { return .other(line) }
+                expires = seconds
+            }
+            return .you(Identity(id: String(fields[0]), name: String(fields[1]), role: String(fields[2]), rooms: String(fields[3]),
+                                 expires: expires))
         default: return .other(line)
         }
     }

@@ -25,8 +25,15 @@ public enum StrictJSON {
     public static let maxDepth = 32
 
     public static func validate(_ bytes: [UInt8]) throws(SyntaxError) {
+        _ = try parse(bytes)
+    }
+
+    /// The one JSON value the bytes hold, checked as `validate` checks them.
+    /// Numbers become `Double` (a literal too large for one is `infinity`,
+    /// which callers that need a finite number refuse).
+    public static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
         var reader = Reader(bytes: bytes)
-        try reader.document()
+        return try reader.document()
     }
 
     private struct Reader {
@@ -38,35 +45,37 @@ public enum StrictJSON {
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { at = 3 }
         }
 
-        mutating func document() throws(SyntaxError) {
+        mutating func document() throws(SyntaxError) -> JSONValue {
             guard String(validating: bytes, as: UTF8.self) != nil else {
                 throw SyntaxError(line: 1, column: 1, problem: "the text is not UTF-8")
             }
             skipBlanks()
-            try value(depth: 0)
+            let result = try value(depth: 0)
             skipBlanks()
             if at < bytes.count { throw failure("more text after the JSON value") }
+            return result
         }
 
         // MARK: - Values
 
-        mutating func value(depth: Int) throws(SyntaxError) {
+        mutating func value(depth: Int) throws(SyntaxError) -> JSONValue {
             guard let byte = peek else { throw failure("the text ends where a value should be") }
             switch byte {
-            case UInt8(ascii: "{"): try object(depth: depth + 1)
-            case UInt8(ascii: "["): try array(depth: depth + 1)
-            case UInt8(ascii: "\""): _ = try string()
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
-            case UInt8(ascii: "t"): try literal("true")
-            case UInt8(ascii: "f"): try literal("false")
-            case UInt8(ascii: "n"): try literal("null")
+            case UInt8(ascii: "{"): return try object(depth: depth + 1)
+            case UInt8(ascii: "["): return try array(depth: depth + 1)
+            case UInt8(ascii: "\""): return .string(String(decoding: try string(), as: UTF8.self))
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+            case UInt8(ascii: "n"): try literal("null"); return .null
             default: throw failure("expected a value (object, array, string, number, true, false or null)")
             }
         }
 
-        mutating func object(depth: Int) throws(SyntaxError) {
+        mutating func object(depth: Int) throws(SyntaxError) -> JSONValue {
             var names: Set<[UInt8]> = []
-            try members(depth: depth, close: UInt8(ascii: "}"), memberWord: "a member") { reader throws(SyntaxError) in
+            var members: [String: JSONValue] = [:]
+            try self.members(depth: depth, close: UInt8(ascii: "}"), memberWord: "a member") { reader throws(SyntaxError) in
                 guard reader.peek == UInt8(ascii: "\"") else { throw reader.failure("expected a member name in double quotes") }
                 let nameStart = reader.at
                 let name = try reader.string()
@@ -78,14 +87,17 @@ public enum StrictJSON {
                 guard reader.peek == UInt8(ascii: ":") else { throw reader.failure("expected : after a member name") }
                 reader.at += 1
                 reader.skipBlanks()
-                try reader.value(depth: depth)
+                members[String(decoding: name, as: UTF8.self)] = try reader.value(depth: depth)
             }
+            return .object(members)
         }
 
-        mutating func array(depth: Int) throws(SyntaxError) {
-            try members(depth: depth, close: UInt8(ascii: "]"), memberWord: "an element") { reader throws(SyntaxError) in
-                try reader.value(depth: depth)
+        mutating func array(depth: Int) throws(SyntaxError) -> JSONValue {
+            var elements: [JSONValue] = []
+            try self.members(depth: depth, close: UInt8(ascii: "]"), memberWord: "an element") { reader throws(SyntaxError) in
+                elements.append(try reader.value(depth: depth))
             }
+            return .array(elements)
         }
 
         /// The frame objects and arrays share: the opening bracket, then
@@ -181,7 +193,8 @@ public enum StrictJSON {
             return unit
         }
 
-        mutating func number() throws(SyntaxError) {
+        mutating func number() throws(SyntaxError) -> Double {
+            let start = at
             if peek == UInt8(ascii: "-") { at += 1 }
             guard let first = peek, Self.isDigit(first) else { throw failure("a number needs a digit here") }
             at += 1
@@ -200,6 +213,8 @@ public enum StrictJSON {
                 guard let digit = peek, Self.isDigit(digit) else { throw failure("a digit must follow the exponent") }
                 skipDigits()
             }
+            // The grammar above is a subset of what Double's parser reads.
+            return Double(String(decoding: bytes[start..<at], as: UTF8.self)) ?? .nan
         }
 
         mutating func literal(_ word: String) throws(SyntaxError) {
@@ -243,4 +258,16 @@ public enum StrictJSON {
             return SyntaxError(line: line, column: min(at, bytes.count) - lineStart + 1, problem: problem)
         }
     }
+}
+
+/// A JSON value as `StrictJSON.parse` reads it. Member names are unique
+/// (a repeated one is refused before this is built), so an object is a
+/// dictionary.
+public enum JSONValue: Sendable, Equatable {
+    case object([String: JSONValue])
+    case array([JSONValue])
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case null
 }

@@ -31,7 +31,8 @@ public enum Wire {
     /// `WHOAMI`'s answer: `YOU <id> <name> <role> <rooms>`; the name
     /// is the one `NAME` set, else the grant's.
     public static func you(id: String, name: String? = nil, grant: Grant) -> [UInt8] {
-        line("YOU \(id) \(name ?? grant.name) \(grant.role.rawValue) \(grant.roomsText)")
+        line("YOU \(id) \(name ?? grant.name) \(grant.role.rawValue) \(grant.roomsText)"
+             + (grant.lifetime.map { " \($0.wholeSeconds)" } ?? ""))
     }
 
     public static func screens(_ catalog: Catalog) -> [UInt8] {

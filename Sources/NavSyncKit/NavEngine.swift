@@ -12,6 +12,11 @@ import UVLoop
 final class NavEngine: Sendable {
     enum Command: Sendable {
         case submit(Ticket, ClientRequest)
+        /// (1.3) `AUTH` with a fresh token; once it is answered `OK`, the
+        /// token is kept for reconnects and `WHOAMI` asked for its expiry.
+        case renew(Ticket, String)
+        /// (1.3) Keep this token for the next connection (while reconnecting).
+        case keepToken(String)
         /// Say `QUIT`, close the connection, end the thread.
         case stop
     }
@@ -122,6 +127,10 @@ private final class LoopSide {
     let driver: ClientDriver
     var wakeup: LoopWakeup?
     private var tickets: [RequestID: Ticket] = [:]
+    /// Renewals in flight: the `AUTH`'s id and its token.
+    private var renewals: [RequestID: String] = [:]
+    /// The `WHOAMI`s asked after a renewal; their answer is the new identity.
+    private var identityRefreshes: Set<RequestID> = []
     /// The ticket being submitted: a reply known at once (`.invalid`, `.lost`)
     /// arrives inside `submit`, before its id is returned.
     private var submitting: Ticket?
@@ -146,6 +155,17 @@ private final class LoopSide {
                 let id = driver.submit(request)
                 if !answeredWhileSubmitting { tickets[id] = ticket }
                 submitting = nil
+            case .renew(let ticket, let token):
+                submitting = ticket
+                answeredWhileSubmitting = false
+                let id = driver.submit(.auth(token: token))
+                if !answeredWhileSubmitting {
+                    tickets[id] = ticket
+                    renewals[id] = token
+                }
+                submitting = nil
+            case .keepToken(let token):
+                driver.replaceToken(token)
             case .stop:
                 engine.closeControl()
                 driver.stop(sayingQuit: true)  // every request still out is answered `.lost` here
@@ -166,6 +186,14 @@ private final class LoopSide {
         case .event(let state, let op):
             engine.emit(.event(state, op: op))
         case .reply(let id, let reply):
+            if identityRefreshes.remove(id) != nil {
+                if case .identity(let identity) = reply { engine.emit(.identity(identity)) }
+                return
+            }
+            if let token = renewals.removeValue(forKey: id), case .ok = reply {
+                driver.replaceToken(token)
+                identityRefreshes.insert(driver.submit(.whoami))
+            }
             let ticket: Ticket
             if let known = tickets.removeValue(forKey: id) {
                 ticket = known

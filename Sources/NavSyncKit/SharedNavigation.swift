@@ -1,3 +1,4 @@
+import Foundation
 import NavSyncClient
 import NavSyncCore
 import Observation
@@ -40,6 +41,11 @@ public final class SharedNavigation<Screen: NavScreen> {
     /// What this connection's grant lets it do, from `WHOAMI`: `.view`
     /// until `start()` returns; `.control` against a daemon before 1.2.
     public private(set) var role: NavRole = .view
+    /// (1.3) When a signed token's grant ends (its `exp`, from `WHOAMI`'s
+    /// sixth field); nil for a static token or none. The daemon closes the
+    /// connection at that moment plus a 30 s leeway unless `renew(token:)`
+    /// gave it a fresh one.
+    public private(set) var tokenExpiry: Date?
     /// The room's members in the order they arrived, this object
     /// included (SharedNavigation+Presence). Empty until `start()` returns,
     /// and from a 1.1 daemon.
@@ -237,6 +243,32 @@ public final class SharedNavigation<Screen: NavScreen> {
         return try await self.request(request)
     }
 
+    /// (1.3) A fresh token, e.g. a signed one before the current one expires.
+    /// Connected: sent with `AUTH` at once; a good one replaces the grant
+    /// (and `tokenExpiry`) without closing anything and is kept for the
+    /// reconnects; a refused one throws `.server(code: "auth-failed", ...)`
+    /// and the old grant stays. Reconnecting: only kept for the next
+    /// attempt. Idle, stopped or failed: `.notRunning`.
+    public func renew(token: String) async throws {
+        guard !token.isEmpty, !token.contains(where: { $0 == "\n" || $0 == "\r" || $0 == " " || $0 == "\t" }) else {
+            throw NavSyncError.invalidData("a token is one word on one line")
+        }
+        switch connection {
+        case .idle, .stopped, .failed:
+            throw NavSyncError.notRunning
+        case .connecting, .reconnecting:
+            engine?.post(.keepToken(token))
+        case .connected:
+            guard let engine else { throw NavSyncError.notRunning }
+            let ticket = nextTicket
+            nextTicket += 1
+            _ = try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<UInt64, Error>) in
+                inFlight[ticket] = waiter
+                engine.post(.renew(ticket, token))
+            }
+        }
+    }
+
     /// Sends a request answered `OK <rev>` and returns that revision once the object shows it.
     func request(_ request: ClientRequest) async throws -> UInt64 {
         switch connection {
@@ -269,6 +301,8 @@ public final class SharedNavigation<Screen: NavScreen> {
             case .identity(let identity):
                 role = identity.map { $0.isViewer ? .view : .control } ?? .control
                 memberID = identity?.id
+                let expiry = identity?.expires.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+                if tokenExpiry != expiry { tokenExpiry = expiry }
             case .members(let list): if hasState { membersChanged(list) } else { pendingMembers = list }
             case .finished: engineFinished()
             }
@@ -322,9 +356,11 @@ public final class SharedNavigation<Screen: NavScreen> {
         if isStarting, error.code == ErrorCode.busy.rawValue {
             fail(reason: error.line, error: .server(code: error.code, message: error.message))
         }
-        // A token or room revoked while running: retrying would be refused again.
+        // A token or room revoked, or a signed token expired, while running:
+        // retrying would be refused again.
         if error.code == ErrorCode.forbidden.rawValue,
-           error.message.hasPrefix("token revoked") || error.message.hasPrefix("room revoked") {
+           error.message.hasPrefix("token revoked") || error.message.hasPrefix("room revoked")
+            || error.message.hasPrefix("token expired") {
             fail(reason: error.line, error: .server(code: error.code, message: error.message))
         }
     }

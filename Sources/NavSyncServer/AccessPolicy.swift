@@ -34,6 +34,10 @@ public final class AccessPolicy {
     private var lastLoggedSecond: UInt64?
     private let log: Logger
     private let seconds: () -> UInt64
+    /// `--token-keys` (and `--token-audience`): nil when signed tokens are off.
+    public private(set) var signedTokens: SignedTokenVerifier?
+    /// Seconds since 1970, for `exp` and `nbf` (the daemon's wall clock).
+    public private(set) var wallClock: () -> Double = { 0 }
 
     /// - Parameters:
     ///   - grants: every grant.
@@ -64,10 +68,16 @@ public final class AccessPolicy {
             return .throttled(retryAfterSeconds: wait)
         }
         if let grant = grant(forToken: token) { return .granted(grant) }
-        // Signed tokens go here, before the guess is noted: one whose
-        // signature verifies but whose `exp`, `nbf` or `aud` does not hold is
-        // `.refused("token expired")` (or `not yet valid`, `wrong audience`)
-        // and is no guess, so expired links cannot lock out their address.
+        // A signed token whose signature verifies but whose `exp`, `nbf` or
+        // `aud` does not hold is refused and is no guess, so expired links
+        // cannot lock out their address.
+        if let signedTokens {
+            switch signedTokens.verify(token, now: wallClock()) {
+            case .valid(let grant): return .granted(grant)
+            case .notHolding(let refusal): return .refused(refusal.text)
+            case .invalid: break
+            }
+        }
         throttle.noteGuess(from: address, now: now)
         return .guess
     }
@@ -81,6 +91,19 @@ public final class AccessPolicy {
             found = entry.grant
         }
         return found
+    }
+
+    /// Turns signed tokens on (or replaces their keys after a reload, or
+    /// turns them off with nil); the caller revokes what no longer verifies.
+    public func useSignedTokens(_ verifier: SignedTokenVerifier?, wallClock: @escaping () -> Double) {
+        signedTokens = verifier
+        self.wallClock = wallClock
+    }
+
+    /// Whether a connection's signed token still verifies under the keys
+    /// held now (its `kid` kept and naming the same key), whatever the time.
+    public func stillSigned(_ token: String) -> Bool {
+        signedTokens?.stillSigned(token) ?? false
     }
 
     /// A reload's new table; the caller applies it to open connections.

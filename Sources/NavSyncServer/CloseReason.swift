@@ -14,6 +14,8 @@ public enum CloseReason: Equatable, Sendable, CustomStringConvertible {
     case shutdown
     /// A reload removed the token this connection authenticated with.
     case tokenRevoked
+    /// The connection's signed token reached its `exp` (and the leeway).
+    case tokenExpired
     /// An HTTP exchange or a WebSocket ended (the reason says how).
     case web(String)
 
@@ -26,6 +28,7 @@ public enum CloseReason: Equatable, Sendable, CustomStringConvertible {
         case .authFailed: return "too many failed AUTH attempts"
         case .shutdown: return "daemon shutting down"
         case .tokenRevoked: return "token revoked by a reload"
+        case .tokenExpired: return "signed token expired"
         case .web(let how): return how
         }
     }

@@ -71,7 +71,8 @@ extension Server {
         access.replaceGrants(grants)
         var revoked = 0, changed = 0
         for session in sessions.values where !session.isClosing {
-            guard let token = session.access.credential else { continue }
+            // A signed token's grant is in no file: its keys' reload judges it.
+            guard let token = session.access.credential, session.grant.lifetime == nil else { continue }
             guard let grant = access.grant(forToken: token) else {
                 revoked += 1
                 fanOut.reply(session, Wire.error(ProtocolError(.forbidden, "token revoked")))

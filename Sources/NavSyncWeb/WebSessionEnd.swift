@@ -5,6 +5,8 @@ public enum WebSessionEnd: Equatable, Sendable {
     case authFailed
     /// The token the session held was revoked.
     case tokenRevoked
+    /// The signed token the session held ran out.
+    case tokenExpired
     /// The daemon is shutting down.
     case shutdown
     /// Refused at accept: the daemon is full.
@@ -17,7 +19,7 @@ public enum WebSessionEnd: Equatable, Sendable {
     /// The status code of the close frame the door sends for this end.
     public var webSocketCloseCode: UInt16 {
         switch self {
-        case .authFailed, .tokenRevoked: return 1008
+        case .authFailed, .tokenRevoked, .tokenExpired: return 1008
         case .shutdown: return 1001
         case .busy: return 1013
         case .transportError: return 1011

@@ -71,10 +71,27 @@ if arguments.contains("-h") || arguments.contains("--help") {
     print(BenchOptions.usage)
     print(WriterOptions.usage)
     print(RedisRestartBench.usage)
+    print(TokenBench.usage)
     exit(0)
 }
 
 switch command {
+case "tokens":
+    let spec = CommandLineSpec(valued: ["count"], switches: [])
+    let count: Int
+    do {
+        count = try spec.parse(arguments).last("count").map { text throws(CommandLineSpec.UsageError) in
+            try CommandLineSpec.positiveInt(text, flag: "count")
+        } ?? 20000
+    } catch {
+        die("tokens: \(error)", status: 64)
+    }
+    for row in TokenBench.run(count: count) {
+        let rate = Int(row.perCoreSecond.rounded())
+        let micro = (row.cpuSeconds / Double(row.count) * 1_000_000 * 10).rounded() / 10
+        print("tokens \(row.algorithm): \(row.count) verified in \(row.cpuSeconds) s of CPU: \(rate) per core-second (\(micro) µs each)")
+    }
+
 case "report":
     guard let directory = arguments.first else { die("report needs a directory", status: 64) }
     do {

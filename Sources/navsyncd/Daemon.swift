@@ -53,6 +53,8 @@ final class Daemon {
     private let backplane: RedisRoomStore?
     /// The grants file, read again on SIGHUP; nil: no token.
     var grantsSource: GrantsSource?
+    /// `--token-keys`, read again on SIGHUP; nil: no signed tokens.
+    var signedTokenKeys: SignedTokenKeys?
 
     init(loop: EventLoop, server: Server, log: Logger, screensPath: String?, door: WebFrontDoor, keepaliveSeconds: Int,
          maxClients: Int, maxHandshakes: Int, tlsContext: TLSServerContext? = nil, backplane: RedisRoomStore? = nil) {
@@ -233,6 +235,7 @@ final class Daemon {
             signals.append(try SignalWatcher(loop: loop, signal: SIGHUP) { [unowned self] in
                 self.reloadCatalog()
                 self.reloadGrants()
+                self.signedTokenKeys?.reload()
                 self.reloadCertificate()
             })
         } catch {
@@ -315,6 +318,7 @@ final class Daemon {
         stopping = true
         log.info("\(signal): stopping")
         for listener in listeners { listener.close() }
+        signedTokenKeys?.close()
         listeners.removeAll()
         for handshake in handshakes.values { handshake.close() }
         handshakes.removeAll()

@@ -43,13 +43,20 @@ struct DaemonOptions {
     var anonymous: Role?
     /// `--backplane-auth`: the file holding Redis's password (or user and password).
     var backplaneAuthPath: String?
+    /// `--token-keys`: the keys signed tokens are checked with; nil: no signed tokens.
+    var tokenKeysPath: String?
+    /// `--token-audience`: the `aud` signed tokens must carry.
+    var tokenAudience: String?
+
+    /// Tokens of some kind are configured: `--anonymous` defaults to none.
+    var tokensConfigured: Bool { grants != nil || tokenKeysPath != nil }
 
     static let spec = CommandLineSpec(
         valued: ["listen", "unix", "state", "screens", "token-file", "max-clients", "max-line",
                  "max-pending", "max-output-memory", "max-depth", "max-rooms", "fsync", "history", "history-bytes", "keepalive",
                  "log-level", "allow-origin", "backplane", "backplane-prefix",
                  "tokens", "anonymous", "backplane-auth", "tls-listen", "tls-cert", "tls-key",
-                 "max-handshakes"],
+                 "max-handshakes", "token-keys", "token-audience"],
         switches: ["help", "version", "replace-catalog"],
         shortAliases: ["h": "help"])
 
@@ -64,7 +71,7 @@ struct DaemonOptions {
                         [--replace-catalog] [--tls-listen HOST:PORT]... [--tls-cert FILE]
                         [--tls-key FILE] [--log-level debug|info|warn|error]
                         [--tokens FILE] [--anonymous none|view|control] [--backplane-auth FILE]
-                        [--max-handshakes N]
+                        [--max-handshakes N] [--token-keys FILE] [--token-audience AUD]
 
           --listen HOST:PORT   address to serve, repeatable (default 127.0.0.1:7878;
                                [::1]:PORT for IPv6; port 0 picks a free port)
@@ -109,6 +116,9 @@ struct DaemonOptions {
           --tls-key FILE       PEM private key for it; reread on SIGHUP
           --max-handshakes N   TLS handshakes in progress at once, an eighth of them at most
                                from one address; past it the oldest is closed (default 256)
+          --token-keys FILE    keys for signed tokens (JWT), one a line: KID hs256 SECRET or
+                               KID ed25519 PUBLIC (navsync keygen prints them); reread on SIGHUP
+          --token-audience AUD signed tokens must carry this aud (needs --token-keys)
           --log-level LEVEL    debug, info, warn or error (default info)
           -h, --help           this text
           --version            print the version
@@ -252,12 +262,23 @@ struct DaemonOptions {
         case (nil, nil):
             options.grants = nil
         }
+        if let path = parsed.last("token-keys") {
+            guard !path.isEmpty else { throw CommandLineSpec.UsageError("--token-keys needs a file") }
+            options.tokenKeysPath = path
+        }
+        if let audience = parsed.last("token-audience") {
+            guard options.tokenKeysPath != nil else {
+                throw CommandLineSpec.UsageError("--token-audience needs --token-keys: only signed tokens carry an audience")
+            }
+            guard !audience.isEmpty else { throw CommandLineSpec.UsageError("--token-audience needs a value") }
+            options.tokenAudience = audience
+        }
         if let text = parsed.last("anonymous") {
             guard let role = Role(rawValue: text) else {
                 throw CommandLineSpec.UsageError("--anonymous is none, view or control, not '\(text)'")
             }
-            guard role == .control || options.grants != nil else {
-                throw CommandLineSpec.UsageError("--anonymous \(text) needs --tokens: with no token nobody could ever change anything")
+            guard role == .control || options.tokensConfigured else {
+                throw CommandLineSpec.UsageError("--anonymous \(text) needs --tokens or --token-keys: with no token nobody could ever change anything")
             }
             options.anonymous = role
         }
@@ -269,11 +290,11 @@ struct DaemonOptions {
         // Redis's protected mode, for navsync: no token and no explicit
         // --anonymous control means anyone who reaches the port steers.
         // TLS hides the traffic, not who may steer: its listeners count too.
-        if options.grants == nil && options.anonymous == nil,
+        if !options.tokensConfigured && options.anonymous == nil,
            let exposed = (options.listen + options.tlsListen).first(where: { !isLoopback($0.host) }) {
             throw CommandLineSpec.UsageError(
                 "refusing to listen on \(exposed) (not loopback) while anyone could change state: "
-                + "add --tokens FILE, or pass --anonymous control on purpose")
+                + "add --tokens FILE (or --token-keys FILE), or pass --anonymous control on purpose")
         }
     }
 

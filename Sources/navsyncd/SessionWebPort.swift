@@ -28,6 +28,7 @@ final class SessionWebPort: WebHubPort {
         case nil: return nil
         case .authFailed?: return .authFailed
         case .tokenRevoked?: return .tokenRevoked
+        case .tokenExpired?: return .tokenExpired
         case .shutdown?: return .shutdown
         case .busy?: return .busy
         case .transportError?: return .transportError

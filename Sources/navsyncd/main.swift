@@ -93,8 +93,10 @@ if let key = options.tlsKey, !options.tlsListen.isEmpty,
    let warning = SecretFile.exposureWarning(key, holding: "TLS key") { startupNotes.logger.warn(warning) }
 if let path = options.backplaneAuthPath,
    let warning = SecretFile.exposureWarning(path, holding: "backplane auth file") { startupNotes.logger.warn(warning) }
+if let path = options.tokenKeysPath,
+   let warning = SecretFile.exposureWarning(path, holding: "token keys file") { startupNotes.logger.warn(warning) }
 let config = ServerConfig(version: NavSyncVersion.current, limits: options.limits, grants: grants,
-                          anonymous: options.anonymous, tokensConfigured: options.grants != nil)
+                          anonymous: options.anonymous, tokensConfigured: options.tokensConfigured)
 let started = loop.nowMilliseconds
 var backplane: RedisRoomStore?
 let server: Server
@@ -130,6 +132,17 @@ if let endpoint = options.backplane {
                     secondsSinceStart: { (loop.nowMilliseconds - started) / 1000 },
                     milliseconds: { loop.nowMilliseconds })
 }
+// Signed tokens: the keys before anyone is let in (exit 1 on a bad file).
+var signedTokenKeys: SignedTokenKeys?
+if let path = options.tokenKeysPath {
+    let keys = SignedTokenKeys(path: path, audience: options.tokenAudience, server: server, log: log)
+    do {
+        try keys.start(loop: loop)
+    } catch {
+        fail(error.description, status: 1)
+    }
+    signedTokenKeys = keys
+}
 let door = WebFrontDoor(access: WebAccess(allowedOrigins: options.allowedOrigins), page: WebPage.bytes,
                         maxLineBytes: options.limits.maxLineBytes)
 server.addFigures { door.figures }
@@ -145,6 +158,7 @@ do {
 }
 startupNotes.release()
 daemon.grantsSource = options.grants
+daemon.signedTokenKeys = signedTokenKeys
 daemon.installSignalHandlers()
 loop.beforeBlocking { daemon.beforeBlocking() }
 log.info("navsyncd \(NavSyncVersion.current) ready: \(rooms.count) rooms loaded, catalog of \(catalog.screens.count) screens")

@@ -17,6 +17,14 @@ final class ServerLineTests: XCTestCase {
         XCTAssertEqual(ServerLine.parse("BYE"), .bye)
     }
 
+    func test_parse_you_acceptsASixthField_theSignedTokensExpiry() {
+        XCTAssertEqual(ServerLine.parse("YOU 12 wall-1 view hall 1767225600"),
+                       .you(Identity(id: "12", name: "wall-1", role: "view", rooms: "hall", expires: 1_767_225_600)))
+        XCTAssertEqual(ServerLine.parse("YOU 3 ada control *"), .you(Identity(id: "3", name: "ada", role: "control", rooms: "*")))
+        XCTAssertEqual(ServerLine.parse("YOU 12 wall-1 view hall soon"), .other("YOU 12 wall-1 view hall soon"))
+        XCTAssertEqual(ServerLine.parse("YOU 12 wall-1 view hall 1 2"), .other("YOU 12 wall-1 view hall 1 2"))
+    }
+
     func test_parse_malformedLines_areOther() {
         for line in ["", "OK", "OK x", "STATE 1", "STATE x /red", "EVENT 1 push", "EVENT 1 /red", "ENDX", "END now",
                      "navsync protocol 1", "STATE 1 /a /b"] {

@@ -104,7 +104,7 @@ final class ConnectionDoorWebSocketTests: XCTestCase {
 
     func test_webSocket_sessionEnding_sendsTheCloseCodeOfEachReason_afterTheLastLines() throws {
         let cases: [(WebSessionEnd?, UInt16)] = [
-            (nil, 1000), (.other, 1000), (.authFailed, 1008), (.tokenRevoked, 1008),
+            (nil, 1000), (.other, 1000), (.authFailed, 1008), (.tokenRevoked, 1008), (.tokenExpired, 1008),
             (.shutdown, 1001), (.busy, 1013), (.transportError, 1011),
         ]
         for (end, code) in cases {

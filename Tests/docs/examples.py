@@ -55,7 +55,7 @@ ROOT = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.pat
 # The program's name where a command starts, followed by nothing, a flag or (for navsync) one
 # of its commands: a results table's "navsync   100   3 ..." row and prose such as "navsync
 # vs redis" are no commands.
-VERBS = "ui|watch|raw|get|state|if|screens|stats|rooms|who|pop|root|ping|select|push|present|dismiss|next|open"
+VERBS = "ui|watch|raw|get|state|if|screens|stats|rooms|who|pop|root|ping|select|push|present|dismiss|next|open|keygen|token|link"
 COMMAND = re.compile(r"^(?:\$ )?(?:[A-Z_]+=\S+ )*(?:\.build/\w+/)?(?:(navsyncd)(?:$|\s+(?:$|-))"
                      r"|(navsync)(?:$|\s+(?:$|-|#|(?:%s)(?:\s|$))))" % VERBS)
 NEEDS_SYSTEM = re.compile(r"^(?:\$ )?(?:sudo |systemctl |apt |apt-get |make )")

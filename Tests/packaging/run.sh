@@ -136,7 +136,7 @@ completion=$root/usr/share/bash-completion/completions/navsync
 flags=$(PATH="$root/usr/bin:$PATH" bash -c "source '$completion'; _navsync_flags navsyncd" | tr '\n' ' ')
 [[ $flags == *--max-clients* && $flags == *--backplane* ]] && pass "completion: navsyncd flags" || fail "completion flags: $flags"
 commands=$(PATH="$root/usr/bin:$PATH" bash -c "source '$completion'; _navsync_commands navsync" | tr '\n' ' ')
-[[ $commands == "ui get state select push pop root next open present dismiss if watch screens stats rooms who ping raw " ]] &&
+[[ $commands == "ui get state select push pop root next open present dismiss if watch screens stats rooms who ping raw keygen token link " ]] &&
     pass "completion: navsync commands" || fail "completion commands: $commands"
 if [ -r /usr/share/bash-completion/bash_completion ]; then
     complete_line() {  # words... ; the last word is the one being completed

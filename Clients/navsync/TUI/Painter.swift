@@ -345,9 +345,12 @@ struct Painter {
         // A viewer sees why its keys do nothing.
         let room = "room \(frame.room)" + (frame.ui.isViewer ? " (view only)" : "")
         let resume = frame.lastResume.map { $0 == .continued ? "continued" : "resynced" }
+        // A signed token: until when it is valid, or that it expired.
+        let validity = frame.identity?.expires.map { TokenValidity.words(expires: $0) }
         let layouts: [[String?]] = [
-            [detached, address, room, revision, watchers, resume],
-            [detached, room, revision, watchers, resume],
+            [detached, address, room, revision, watchers, validity, resume],
+            [detached, room, revision, watchers, validity, resume],
+            [detached, room, revision, watchers, validity],
             [detached, room, revision, watchers],
             [detached, room, revision],
             [detached, revision],

@@ -1,0 +1,2 @@
+// libqrencode (libqrencode-dev): the QR code `navsync link` draws on a terminal.
+#include <qrencode.h>
