@@ -1,5 +1,5 @@
 import NavSyncCore
-@testable import NavSyncServer
+import Foundation
 import XCTest
 
 /// `/rooms/NAME`'s body, byte for byte: keys in the contract's order, data
