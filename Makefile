@@ -39,7 +39,7 @@ help:
 	@echo "make bench-fleet  three daemons on one Redis beside one daemon (docs/BACKPLANE.md)"
 	@echo "make bench-compare BASE=REV  the same, with navsyncd built at REV as 'baseline' rows beside this build"
 	@echo "make test-sanitizers  unit tests under ASan and TSan, the ASan daemon under stress"
-	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files, web, redis, presence (FUZZ_SECONDS=60 each)"
+	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files, web, redis, presence, HTTP API (FUZZ_SECONDS=60 each)"
 	@echo "make install    binaries, man pages, systemd units, sample catalog, bash completion"
 	@echo "                under PREFIX (default /usr/local), staged under DESTDIR; needs make build"
 	@echo "make uninstall  remove what make install put there (same PREFIX and DESTDIR)"
