@@ -44,8 +44,9 @@ let package = Package(
         .target(name: "NavSyncTLS", dependencies: ["COpenSSL", "UVLoop", "NavSyncCore"], swiftSettings: strict),
         .target(name: "NavSyncServer", dependencies: ["NavSyncCore"], swiftSettings: strict),
         // The web front door, whole: the sniff, HTTP heads, routing and access, the exchange, WebSocket
-        // framing (wslay) and its lines, behind a byte-stream seam; the hub sees only sessions and lines.
-        .target(name: "NavSyncWeb", dependencies: ["NavSyncCore", "NavSyncServer", "UVLoop", "CWslay", "CNettle"],
+        // framing (wslay) and its lines; a layer of the byte stream (lines up, frames down) that asks
+        // the hub for what HTTP needs through a port of its own (WebHubPort), so it needs no hub types.
+        .target(name: "NavSyncWeb", dependencies: ["NavSyncCore", "UVLoop", "CWslay", "CNettle"],
                 swiftSettings: strict),
         .target(name: "RedisClient", dependencies: ["CHiredis", "UVLoop", "NavSyncCore"], swiftSettings: strict),
         .target(name: "NavSyncBackplane", dependencies: ["NavSyncCore", "NavSyncServer", "RedisClient", "UVLoop"],

@@ -66,7 +66,7 @@ sources_for() {
     [ "$t" = http ] && echo "$web/ProtocolSniffer.swift $web/HTTPHeadParser.swift $web/HTTPRequestHead.swift"
     [ "$t" = wsline ] && echo "$web/WebSocketLines.swift"
     # (1.3) The HTTP API's change bodies and server-sent events.
-    [ "$t" = httpapi ] && echo "$web/JSONChangeBody.swift $web/ServerSentEvents.swift $web/HTTPRequestHead.swift"
+    [ "$t" = httpapi ] && echo "$web/JSONChangeBody.swift $web/ServerSentEvents.swift $web/RoomDocument.swift $web/JSONText.swift $web/HTTPRequestHead.swift"
     # The daemon's WebSocket framing (wslay is linked).
     [ "$t" = wsframe ] && echo "$web/WebSocketFramer.swift $web/WebSocketTextWriter.swift"
     return 0

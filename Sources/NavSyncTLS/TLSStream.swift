@@ -2,7 +2,8 @@ import NavSyncCore
 import Glibc
 import UVLoop
 
-/// A TLS connection over a libuv stream: reads ciphertext from the stream,
+/// A TLS connection over another byte stream (a libuv one in the daemon
+/// and the clients): an adapter that reads ciphertext from the stream below,
 /// hands plaintext up through `onRead`, takes plaintext in `write` and
 /// sends the records. Above it, the line protocol, HTTP and WebSocket work
 /// as on a plain stream; below it, the stream never blocks (the engine's
@@ -20,7 +21,7 @@ import UVLoop
 /// not reached the kernel, as on a plain stream.
 /// Must be used on the loop thread only.
 public final class TLSStream: ByteStream {
-    private let transport: StreamConnection
+    private let transport: any ByteStream
     private let engine: TLSEngine
     private let loop: EventLoop
     private var handshakeTimer: LoopTimer?
@@ -42,7 +43,7 @@ public final class TLSStream: ByteStream {
     /// Why the connection failed after the handshake (a bad record), for a report.
     public private(set) var failureReason: String?
 
-    public init(transport: StreamConnection, engine: TLSEngine, loop: EventLoop) {
+    public init(transport: any ByteStream, engine: TLSEngine, loop: EventLoop) {
         self.transport = transport
         self.engine = engine
         self.loop = loop

@@ -1,55 +1,79 @@
 import NavSyncCore
-import NavSyncServer
 import UVLoop
 
-/// One connection's way through the front door. Its first line decides for
-/// good: the line protocol goes straight to the hub's session (the caller
-/// checks `speaksLineProtocol` and skips this type on that fast path), HTTP
-/// goes to a `WebExchange`, which answers requests and, after an upgrade,
-/// turns WebSocket messages into the same session's lines.
+/// One connection's way through the front door, as a layer of its byte
+/// stream: it sits on the stream below (a libuv stream, or TLS over one)
+/// and is a `ByteStream` to the link above, which sees lines and writes
+/// lines whatever the client speaks.
 ///
-/// The hub never learns which it was: it sees the session and the
-/// connection it was given, and the door decides how its lines are carried.
-/// Owned by the connection that reads the stream; must be used on the loop thread only.
-public final class ConnectionDoor {
+/// The first line decides for good:
+/// - the line protocol: the first bytes go up unchanged and the door
+///   `speaksLineProtocol`; the link above then takes `lower` as its stream
+///   and drops the door (the fast path passes no layer of the web's);
+/// - HTTP: a `WebExchange` answers requests on the stream below and
+///   nothing goes up; after a WebSocket upgrade, each text message's lines
+///   go up, and lines written from above go down as text frames (a room's
+///   shared turn as frames shared by every watcher).
+///
+/// Until the sniff has decided, writes pass through unchanged (a refusal at
+/// accept, `ERR busy`). After `shutdownWrite` (the link is closing) input
+/// still goes up, and the link discards it; none reaches the exchange.
+/// Owned by the link above; owns the exchange. Must be used on the loop thread only.
+public final class ConnectionDoor: ByteStream {
+    /// The stream this door reads and writes.
+    public let lower: any ByteStream
     private let door: WebFrontDoor
-    private let server: Server
-    private let session: Session
-    private unowned let stream: any WebByteStream
+    /// Released at `close`: the port holds the session, which holds the link above.
+    private var hub: (any WebHubPort)?
     private let loop: EventLoop
     /// Judges the first line; nil once it has.
     private var sniffer: ProtocolSniffer? = ProtocolSniffer()
     /// Set when the first line was an HTTP request line.
     private var web: WebExchange?
+    /// The layer above wants input (`startReading`).
+    private var readingWanted = false
+    /// The exchange holds reading back until its responses drain.
+    private var heldForDrain = false
+    /// `shutdownWrite` was called: the connection is closing.
+    private var closing = false
 
-    public init(door: WebFrontDoor, server: Server, session: Session, stream: any WebByteStream, loop: EventLoop) {
+    public var onRead: ((UnsafeRawBufferPointer) -> Void)?
+    public var onEnd: ((StreamEnd) -> Void)?
+    public var onWriteQueueDrained: (() -> Void)?
+
+    public init(over lower: any ByteStream, door: WebFrontDoor, hub: any WebHubPort, loop: EventLoop) {
+        self.lower = lower
         self.door = door
-        self.server = server
-        self.session = session
-        self.stream = stream
+        self.hub = hub
         self.loop = loop
+        lower.onRead = { [unowned self] bytes in self.lowerRead(bytes) }
+        lower.onEnd = { [unowned self] end in self.lowerEnded(end) }
+        lower.onWriteQueueDrained = { [unowned self] in self.lowerDrained() }
     }
 
-    /// True once the first line chose the line protocol (or the connection
-    /// is closed): bytes then go straight to the hub. Stored rather than
-    /// computed, so the link's per-read check is one field read across modules.
+    /// True once the first line chose the line protocol: the door has
+    /// nothing more to do, and the layer above should read and write
+    /// `lower` itself (taking over its callbacks).
     public private(set) var speaksLineProtocol = false
 
-    /// True once the first line chose HTTP: the session's output goes through `send`.
-    public private(set) var carriesWeb = false
+    /// True once the first line chose HTTP.
+    public var carriesWeb: Bool { web != nil }
 
-    /// Input while the first line is being judged, or once it chose HTTP.
-    public func received(_ bytes: some Collection<UInt8>) {
-        if let web {
+    // MARK: Input (up)
+
+    private func lowerRead(_ bytes: UnsafeRawBufferPointer) {
+        if closing || speaksLineProtocol {
+            onRead?(bytes)
+        } else if let web {
             web.received(bytes)
         } else {
             sniff(bytes)
         }
     }
 
-    private func sniff(_ bytes: some Collection<UInt8>) {
-        // A connection refused at accept (busy) reads nothing.
-        guard server.endReason(of: session) == nil, var sniffer else { return }
+    private func sniff(_ bytes: UnsafeRawBufferPointer) {
+        // A connection refused at accept (busy) is not served.
+        guard hub?.sessionEnd == nil, var sniffer else { return }
         let verdict = sniffer.feed(bytes)
         self.sniffer = sniffer
         switch verdict {
@@ -59,54 +83,134 @@ public final class ConnectionDoor {
             let first = sniffer.takeBytes()
             self.sniffer = nil
             speaksLineProtocol = true
-            server.receive(first, from: session)
+            passUp(first)
         case .http, .requestLineTooLong:
             // A request line over 8 KiB is refused by the exchange's parser (414).
             let first = sniffer.takeBytes()
             self.sniffer = nil
-            let exchange = WebExchange(door: door, server: server, session: session, stream: stream, loop: loop)
+            guard let hub else { return }
+            let exchange = WebExchange(door: door, hub: hub, connection: self, loop: loop)
             web = exchange
-            carriesWeb = true
             exchange.received(first)
         }
     }
 
-    /// At end of input, a first line still being judged (an unterminated
-    /// `GET`) is the line protocol's: it runs like any last line.
-    public func endOfInput() {
-        guard var sniffer else { return }
-        self.sniffer = nil
-        speaksLineProtocol = true
-        let first = sniffer.takeBytes()
-        if !first.isEmpty { server.receive(first, from: session) }
+    /// Bytes for the layer above: the first line of the line protocol, or a
+    /// WebSocket message's lines.
+    func passUp(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty, let onRead else { return }
+        bytes.withUnsafeBytes { onRead($0) }
     }
 
-    /// The session's output on an HTTP connection (see `WebExchange.send`).
-    public func send(_ chunks: [[UInt8]]) {
-        web?.send(chunks)
+    private func lowerEnded(_ end: StreamEnd) {
+        // At end of input, a first line still being judged (an unterminated
+        // `GET`) is the line protocol's: it runs like any last line.
+        if case .eof = end, var sniffer, !closing {
+            self.sniffer = nil
+            speaksLineProtocol = true
+            passUp(sniffer.takeBytes())
+        }
+        onEnd?(end)
     }
 
-    /// A room's turn of events, shared with the other connections of the room.
-    public func send(shared bytes: SharedBytes) {
-        web?.send(shared: bytes)
-    }
-
-    /// The stream has written everything it held.
-    public func writeQueueDrained() {
+    private func lowerDrained() {
+        onWriteQueueDrained?()
         web?.writeQueueDrained()
     }
 
-    /// The session is ending: a WebSocket gets its close frame.
-    public func closing() {
-        web?.closing(because: server.endReason(of: session))
+    public func startReading() {
+        readingWanted = true
+        if !heldForDrain { lower.startReading() }
     }
 
-    /// The connection is gone.
-    public func closed() {
+    public func stopReading() {
+        readingWanted = false
+        lower.stopReading()
+    }
+
+    /// The exchange has queued more than `--max-pending`: no more requests
+    /// are read until the stream below drains.
+    func holdReadingUntilDrained() {
+        heldForDrain = true
+        lower.stopReading()
+    }
+
+    /// The responses drained; reading goes on if the layer above wants it.
+    func releaseReading() {
+        heldForDrain = false
+        if readingWanted && !lower.isClosed { lower.startReading() }
+    }
+
+    // MARK: Output (down)
+
+    /// Bytes the door formatted or framed itself (responses, control frames).
+    func writeDown(_ bytes: [UInt8]) { lower.write([bytes]) }
+
+    /// Frames every WebSocket watcher of a room writes: a reference, not a copy, where the stream below can hold one.
+    func writeDown(shared bytes: SharedBytes) { lower.write(shared: bytes) }
+
+    public func write(_ chunks: [[UInt8]]) {
+        if let web {
+            web.send(chunks)
+        } else {
+            lower.write(chunks)
+        }
+    }
+
+    public func write(shared bytes: SharedBytes) {
+        if let web {
+            web.send(shared: bytes)
+        } else {
+            lower.write(shared: bytes)
+        }
+    }
+
+    public func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int {
+        guard let web else { return lower.writeWithoutQueuing(chunks) }
+        // A WebSocket frames each line on its own: it takes everything.
+        web.send(chunks)
+        return chunks.reduce(0) { $0 + $1.count }
+    }
+
+    public func writeWithoutQueuing(shared bytes: SharedBytes) -> Int {
+        guard let web else { return lower.writeWithoutQueuing(shared: bytes) }
+        web.send(shared: bytes)
+        return bytes.count
+    }
+
+    /// The session is ending: a WebSocket gets its close frame (after the
+    /// lines already sent, such as `BYE`), then the stream below half-closes.
+    public func shutdownWrite() {
+        if !closing {
+            closing = true
+            web?.closing(because: hub?.sessionEnd)
+        }
+        lower.shutdownWrite()
+    }
+
+    /// The one teardown: the exchange stops, the stream below closes, and
+    /// the port (which holds the session) is let go.
+    public func close() {
         web?.closed()
         web = nil
-        carriesWeb = false
         sniffer = nil
-        speaksLineProtocol = true
+        hub = nil
+        onRead = nil
+        onEnd = nil
+        onWriteQueueDrained = nil
+        lower.onRead = nil
+        lower.onEnd = nil
+        lower.onWriteQueueDrained = nil
+        lower.close()
     }
+
+    // MARK: What the stream below says
+
+    public var peerDescription: String { lower.peerDescription }
+    public var peerAddress: PeerAddress { lower.peerAddress }
+    public var isClosed: Bool { lower.isClosed }
+    public var isEncrypted: Bool { lower.isEncrypted }
+    public var queuedWriteBytes: Int { lower.queuedWriteBytes }
+    public var queuedWriteMemory: Int { lower.queuedWriteMemory }
+    public var queuedOwnMemory: Int { lower.queuedOwnMemory }
 }

@@ -1,16 +1,15 @@
 import NavSyncCore
-import NavSyncServer
 import UVLoop
 
 /// The HTTP side of one connection the sniff judged HTTP: it answers
 /// GET/HEAD requests in order, and after a WebSocket upgrade turns text
-/// messages into lines for the same server session a TCP client has, and
-/// that session's output lines into text messages. Nothing read here ever
-/// reaches the server except a WebSocket message's lines.
+/// messages into lines for the layer above (the same server session a TCP
+/// client has), and the lines written from above into text messages.
+/// Nothing read here ever goes up except a WebSocket message's lines; what
+/// HTTP asks of the hub it asks through the `WebHubPort`.
 ///
-/// Owned by its `ConnectionDoor`, whose connection stays the one owner and
-/// the one teardown (`close`); it writes through the `WebByteStream` below.
-/// Must be used on the loop thread only.
+/// Owned by its `ConnectionDoor`, the byte-stream layer it reads for and
+/// writes through. Must be used on the loop thread only.
 final class WebExchange {
     private enum Phase {
         case http
@@ -19,9 +18,8 @@ final class WebExchange {
     }
 
     private let door: WebFrontDoor
-    private let server: Server
-    private let session: Session
-    private unowned let stream: any WebByteStream
+    private let hub: any WebHubPort
+    private unowned let connection: ConnectionDoor
     private var parser = HTTPHeadParser()
     /// Bytes of the current request's body still to skip.
     private var bodyLeft = 0
@@ -32,11 +30,10 @@ final class WebExchange {
     /// Wrong Bearer tokens on this connection; the third closes it.
     private var failedBearers = 0
 
-    init(door: WebFrontDoor, server: Server, session: Session, stream: any WebByteStream, loop: EventLoop) {
+    init(door: WebFrontDoor, hub: any WebHubPort, connection: ConnectionDoor, loop: EventLoop) {
         self.door = door
-        self.server = server
-        self.session = session
-        self.stream = stream
+        self.hub = hub
+        self.connection = connection
         headTimer = LoopTimer(loop: loop)
         armHeadTimer()
     }
@@ -58,7 +55,7 @@ final class WebExchange {
     func writeQueueDrained() {
         guard waitingForDrain else { return }
         waitingForDrain = false
-        stream.resumeWebReading()
+        connection.releaseReading()
         serveRequests()
     }
 
@@ -74,9 +71,9 @@ final class WebExchange {
             // other output of a connection) pause the reading of more
             // requests until the client has read them: a pipelining client
             // that never reads must not grow the daemon's memory.
-            if stream.queuedWriteBytes > server.maxPendingOutputBytes {
+            if connection.queuedWriteMemory > hub.maxPendingOutputBytes {
                 waitingForDrain = true
-                stream.pauseWebReading()
+                connection.holdReadingUntilDrained()
                 return
             }
             guard let outcome = parser.next() else { return }
@@ -95,8 +92,8 @@ final class WebExchange {
         bodyLeft = head.contentLength
         let headOnly = head.method == "HEAD"
         let closes = !head.wantsKeepAlive
-        let decision = WebDecision.judge(head, access: door.access, overTLS: stream.isEncrypted) { [server, session] in
-            server.credential(bearer: WebAccess.bearerToken(head.header("authorization")), from: session)
+        let decision = WebDecision.judge(head, access: door.access, overTLS: connection.isEncrypted) { [hub] in
+            hub.credential(bearer: WebAccess.bearerToken(head.header("authorization")))
         }
         switch decision {
         case .wrongToken:
@@ -106,13 +103,14 @@ final class WebExchange {
         case .throttled(let seconds):
             refuseBearer(.throttled(retryAfterSeconds: seconds, closes: closes), "Bearer throttled", headOnly: headOnly)
         case .listRooms(let grant):
-            guard server.storeIsAvailable else {
+            guard hub.storeIsAvailable else {
                 respond(HTTPResponse(status: 503, body: Array("backplane down".utf8), closesConnection: closes),
                         headOnly: headOnly, why: "HTTP exchange done")
                 return
             }
-            respond(HTTPResponse(status: 200, contentType: "application/json", body: server.roomListJSON(visibleTo: grant),
-                                 closesConnection: closes), headOnly: headOnly, why: "HTTP exchange done")
+            let list = Array(RoomDocument.list(hub.roomRevisions(visibleTo: grant)).utf8)
+            respond(HTTPResponse(status: 200, contentType: "application/json", body: list, closesConnection: closes),
+                    headOnly: headOnly, why: "HTTP exchange done")
         case .refuse(let status, let reason, let close):
             respond(.refusal(status, reason, closes: close || closes), headOnly: headOnly,
                     why: "HTTP \(status) for \(head.method) \(head.path.prefix(100)): \(reason)")
@@ -141,20 +139,20 @@ final class WebExchange {
             return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: door.page,
                                 extraHeaders: [("Content-Security-Policy", policy)], closesConnection: closes)
         case .health:
-            guard server.storeIsAvailable else {
+            guard hub.storeIsAvailable else {
                 return HTTPResponse(status: 503, body: Array("backplane down".utf8), closesConnection: closes)
             }
             return HTTPResponse(status: 200, body: Array("ok".utf8), closesConnection: closes)
         case .metrics:
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                                body: Array(server.metricsText().utf8), closesConnection: closes)
+                                body: Array(hub.metricsText().utf8), closesConnection: closes)
         case .room(let name):
             // With the backplane down the daemon's view may be stale (BACKPLANE.md: /rooms is refused too).
-            guard server.storeIsAvailable else {
+            guard hub.storeIsAvailable else {
                 return HTTPResponse(status: 503, body: Array("backplane down".utf8), closesConnection: closes)
             }
-            return HTTPResponse(status: 200, contentType: "application/json", body: server.roomJSON(name),
-                                closesConnection: closes)
+            let document = Array(RoomDocument.json(room: name, state: hub.roomState(name)).utf8)
+            return HTTPResponse(status: 200, contentType: "application/json", body: document, closesConnection: closes)
         case .webSocket, .roomList:
             // The decision sends every /ws request to an upgrade or a refusal.
             return .refusal(400, "not a valid WebSocket upgrade", closes: true)
@@ -162,7 +160,7 @@ final class WebExchange {
     }
 
     private func respond(_ response: HTTPResponse, headOnly: Bool, why: String) {
-        stream.sendRaw(response.encoded(date: door.date(), server: door.serverHeader, headOnly: headOnly))
+        connection.writeDown(response.encoded(date: door.date(), server: door.serverHeader, headOnly: headOnly))
         if response.closesConnection {
             end(why)
         } else {
@@ -173,7 +171,7 @@ final class WebExchange {
     /// The next head must be complete within the timeout; a connection that
     /// started one and stalled gets 408, an idle one is just closed.
     private func armHeadTimer() {
-        headTimer?.start(afterMilliseconds: WebFrontDoor.headTimeoutMilliseconds) { [unowned self] in
+        headTimer?.start(afterMilliseconds: door.headTimeoutMilliseconds) { [unowned self] in
             guard case .http = self.phase else { return }
             if self.parser.bufferedByteCount > 0 || self.bodyLeft > 0 {
                 self.respond(.refusal(408, "request head not complete in time", closes: true), headOnly: false,
@@ -188,7 +186,7 @@ final class WebExchange {
         phase = .over
         headTimer?.close()
         headTimer = nil
-        server.finish(session, because: .web(why))
+        hub.finish(because: why)
     }
 
     // MARK: - WebSocket
@@ -196,7 +194,7 @@ final class WebExchange {
     private func upgrade(key: String) {
         headTimer?.close()
         headTimer = nil
-        stream.sendRaw(HTTPResponse.switchingProtocols(acceptKey: WebSocketAcceptKey.make(forKey: key),
+        connection.writeDown(HTTPResponse.switchingProtocols(acceptKey: WebSocketAcceptKey.make(forKey: key),
                                                      date: door.date(), server: door.serverHeader))
         let framer = WebSocketFramer(maxMessageBytes: door.maxMessageBytes, textWriter: door.textWriter)
         phase = .webSocket(framer)
@@ -211,19 +209,19 @@ final class WebExchange {
     private func handle(_ events: [WebSocketFramer.Event], from framer: WebSocketFramer) {
         for event in events {
             guard case .text(let message) = event else { continue }
-            server.receive(WebSocketLines.framerInput(forMessage: message), from: session)
+            connection.passUp(WebSocketLines.framerInput(forMessage: message))
         }
         let output = framer.takeOutput()
         if !output.isEmpty {
             // Pongs and close replies are this connection's output like any
             // reply: past --max-pending, reading pauses until they drain.
-            stream.sendRaw(output)
-            server.outputQueuedOutsideLines(for: session)
+            connection.writeDown(output)
+            hub.outputQueuedOutsideLines()
         }
         if framer.closeSent, case .webSocket = phase {
             phase = .over
             door.noteWebSocketClosed()
-            server.finish(session, because: .web("WebSocket closed"))
+            hub.finish(because: "WebSocket closed")
         }
     }
 
@@ -236,7 +234,7 @@ final class WebExchange {
             splitter.forEachMessage(in: chunk) { framer.sendText($0) }
         }
         let output = framer.takeOutput()
-        if !output.isEmpty { stream.sendRaw(output) }
+        if !output.isEmpty { connection.writeDown(output) }
     }
 
     /// A room's turn of events, the same buffer for every watcher of the
@@ -253,24 +251,24 @@ final class WebExchange {
             return
         }
         let writer = door.textWriter
-        stream.sendShared(bytes.derived(by: writer) { writer.frames(ofLines: $0) })
+        connection.writeDown(shared: bytes.derived(by: writer) { writer.frames(ofLines: $0) })
         // Whatever the framer holds goes after the lines, as in `send`.
         if framer.hasOutput {
             let output = framer.takeOutput()
-            if !output.isEmpty { stream.sendRaw(output) }
+            if !output.isEmpty { connection.writeDown(output) }
         }
     }
 
     /// The session is ending: a WebSocket gets its close frame with the code
     /// for the reason (after the lines already sent, such as `BYE`).
-    func closing(because reason: CloseReason?) {
+    func closing(because reason: WebSessionEnd?) {
         guard case .webSocket(let framer) = phase else { return }
         phase = .over
         door.noteWebSocketClosed()
         if !framer.closeSent {
-            framer.close(code: Self.closeCode(for: reason))
+            framer.close(code: (reason ?? .other).webSocketCloseCode)
             let output = framer.takeOutput()
-            if !output.isEmpty { stream.sendRaw(output) }
+            if !output.isEmpty { connection.writeDown(output) }
         }
     }
 
@@ -280,15 +278,5 @@ final class WebExchange {
         phase = .over
         headTimer?.close()
         headTimer = nil
-    }
-
-    static func closeCode(for reason: CloseReason?) -> UInt16 {
-        switch reason {
-        case .authFailed?, .tokenRevoked?: return 1008
-        case .shutdown?: return 1001
-        case .busy?: return 1013
-        case .transportError?: return 1011
-        default: return 1000
-        }
     }
 }

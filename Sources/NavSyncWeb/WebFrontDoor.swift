@@ -1,17 +1,17 @@
 import Glibc
 import NavSyncCore
-import NavSyncServer
 
 /// What every HTTP connection of the daemon shares: who may come in, the
 /// page, the `Date` header of the current second, and the front door's own
-/// figures (rows of the daemon's table: `STATS` and `/metrics`).
+/// counts (the daemon makes rows of its table of figures of them: `STATS`
+/// and `/metrics`).
 /// Must be used on the loop thread only.
 public final class WebFrontDoor {
     /// A request head (or the next one on a kept-alive connection) must be
     /// complete this long after the previous response, or after the sniff
     /// decided HTTP; then the connection is closed (408 if a head had
     /// started). Slowloris clients hold a slot for at most this long.
-    static let headTimeoutMilliseconds: UInt64 = 10_000
+    public static let defaultHeadTimeoutMilliseconds: UInt64 = 10_000
     /// The largest WebSocket message taken in: a few thousand pipelined
     /// commands, or one line of `--max-line`, whichever is more.
     static func maxMessageBytes(maxLineBytes: Int) -> Int { max(64 * 1024, maxLineBytes + 2) }
@@ -20,19 +20,26 @@ public final class WebFrontDoor {
     let page: [UInt8]
     let serverHeader = "navsyncd/\(NavSyncVersion.current)"
     let maxMessageBytes: Int
+    /// `defaultHeadTimeoutMilliseconds` in the daemon; shorter in the door's unit tests.
+    let headTimeoutMilliseconds: UInt64
     /// Frames every WebSocket's outgoing lines (see `WebSocketTextWriter`).
     let textWriter = WebSocketTextWriter()
 
-    private(set) var requestsTotal: UInt64 = 0
-    private(set) var webSocketsOpen = 0
-    private(set) var webSocketsTotal: UInt64 = 0
+    /// HTTP requests answered, refusals included.
+    public private(set) var requestsTotal: UInt64 = 0
+    /// Open WebSocket connections.
+    public private(set) var webSocketsOpen = 0
+    /// WebSocket connections opened.
+    public private(set) var webSocketsTotal: UInt64 = 0
     private var dateSecond = -1
     private var dateText = ""
 
-    public init(access: WebAccess, page: [UInt8], maxLineBytes: Int) {
+    public init(access: WebAccess, page: [UInt8], maxLineBytes: Int,
+                headTimeoutMilliseconds: UInt64 = WebFrontDoor.defaultHeadTimeoutMilliseconds) {
         self.access = access
         self.page = page
         self.maxMessageBytes = Self.maxMessageBytes(maxLineBytes: maxLineBytes)
+        self.headTimeoutMilliseconds = headTimeoutMilliseconds
     }
 
     /// The `Date` header's value, formatted once per second.
@@ -53,14 +60,4 @@ public final class WebFrontDoor {
     }
 
     func noteWebSocketClosed() { webSocketsOpen -= 1 }
-
-    /// The front door's rows of the daemon's table of figures.
-    public var figures: [Figure] {
-        [
-            .counter("http_requests", requestsTotal, help: "HTTP requests answered, refusals included."),
-            .gauge("websockets", webSocketsOpen, help: "Open WebSocket connections."),
-            .counter("websockets_opened", webSocketsTotal, help: "WebSocket connections opened.",
-                     metricName: "navsync_websockets_total"),
-        ]
-    }
 }

@@ -4,22 +4,24 @@ import NavSyncTLS
 import NavSyncWeb
 import UVLoop
 
-/// Joins one byte stream (a libuv stream, or a TLS connection over one,
-/// whose plaintext is all this link sees) to its server session: bytes and end-of-stream go
-/// to the server, the server's output goes to the stream. Until the first
-/// line has decided, and for good if it was HTTP, bytes go through the front
-/// door (`ConnectionDoor`, NavSyncWeb), for which this link is the byte
-/// stream; once it chose the line protocol they go straight to the server.
+/// Joins the top of one connection's byte-stream stack to its server
+/// session: lines and end-of-stream go to the server, the server's output
+/// goes down the stack. The stack, bottom up: the libuv stream, TLS when
+/// the port has it (`TLSStream`), then the front door (`ConnectionDoor`,
+/// NavSyncWeb) until the first line has decided, and for good if it was
+/// HTTP: a WebSocket's messages come up as lines and lines go down as
+/// frames, each layer passed once. Once the first line chose the line
+/// protocol the door steps out and the link takes the stream below it.
 ///
 /// Ownership, so that every object of a connection is freed when it closes:
-/// the daemon's table of links owns the link, the link owns its stream and
-/// its session (and its door, which holds the session too), and the
-/// session's reference back to the link is the one cycle, broken in
-/// `close()`, the single teardown. `close()` closes the stream, drops the
-/// session, the door and the server, and takes the link out of the
-/// daemon's table; `liveLinks` counts links not yet freed.
+/// the daemon's table of links owns the link, the link owns the top of its
+/// stack (each layer owns the one below) and its session (the door's port
+/// holds the session too), and the session's reference back to the link is
+/// the one cycle, broken in `close()`, the single teardown. `close()`
+/// closes the stack, drops the session and the server, and takes the link
+/// out of the daemon's table; `liveLinks` counts links not yet freed.
 /// Must be used on the loop thread only.
-final class ClientLink: Connection, WebByteStream {
+final class ClientLink: Connection {
     /// How long a closing connection waits for the peer to close its side.
     static let lingerMilliseconds: UInt64 = 2_000
     /// Bytes of input one connection may hand the server per loop turn. The
@@ -30,7 +32,8 @@ final class ClientLink: Connection, WebByteStream {
     /// others waited ~2 ms (median) and the pipeliner lost nothing.
     static let inputBytesPerTurn = 4 * 1024
 
-    private let stream: any ByteStream
+    /// The top of the stack: the door while it is in it, then the stream below it.
+    private var stream: any ByteStream
     private let loop: EventLoop
     private var lingerTimer: LoopTimer?
     private let onClosed: (ClientLink) -> Void
@@ -52,7 +55,8 @@ final class ClientLink: Connection, WebByteStream {
     private let liveCount: LiveCount
     /// What every web connection of the daemon shares.
     private let door: WebFrontDoor
-    /// This connection's way through the front door: the sniff, then HTTP; set by `attach`.
+    /// This connection's way through the front door (the sniff, then HTTP),
+    /// while it is the top of the stack; set by `attach`.
     private var passage: ConnectionDoor?
 
     init(stream: any ByteStream, loop: EventLoop, turns: LoopTurns, liveCount: LiveCount, door: WebFrontDoor,
@@ -69,27 +73,41 @@ final class ClientLink: Connection, WebByteStream {
 
     deinit { liveCount.decrement() }
 
-    /// Hands the stream to the server and starts reading.
+    /// Hands the stream to the server, puts the front door on top of it and starts reading.
     func attach(to server: Server) {
         let session = server.accept(self)
         self.server = server
         self.session = session
-        passage = ConnectionDoor(door: door, server: server, session: session, stream: self, loop: loop)
-        stream.onRead = { [unowned self] bytes in self.received(bytes) }
-        stream.onEnd = { [unowned self] end in
+        let port = SessionWebPort(server: server, session: session, peer: stream.peerAddress)
+        let passage = ConnectionDoor(over: stream, door: door, hub: port, loop: loop)
+        self.passage = passage
+        adopt(passage)
+        if !stream.isClosed { stream.startReading() }
+    }
+
+    /// Makes `top` the stream this link reads and writes, taking its callbacks.
+    private func adopt(_ top: any ByteStream) {
+        stream = top
+        guard let server, let session else { return }
+        top.onRead = { [unowned self] bytes in self.received(bytes) }
+        top.onEnd = { [unowned self] end in
             switch end {
             case .eof:
                 self.peerFinished = true
-                self.passage?.endOfInput()
                 server.inputEnded(session)
             case .error(let error): server.transportFailed(session, error.name)
             }
         }
-        stream.onWriteQueueDrained = { [unowned self] in
-            server.writeQueueDrained(session)
-            self.passage?.writeQueueDrained()
-        }
-        if !stream.isClosed { stream.startReading() }
+        top.onWriteQueueDrained = { server.writeQueueDrained(session) }
+    }
+
+    /// The first line chose the line protocol: the door leaves the stack
+    /// (freeing it and its sniff buffer keeps each idle client's memory at
+    /// what it was before there was a door), and the line protocol's bytes
+    /// pass no layer of the web's.
+    private func stepOutOfDoor(_ passage: ConnectionDoor) {
+        self.passage = nil
+        adopt(passage.lower)
     }
 
     var isClosed: Bool { stream.isClosed }
@@ -98,13 +116,14 @@ final class ClientLink: Connection, WebByteStream {
     /// pauses reading until `takeHeldInput` has passed it all on.
     private func received(_ bytes: UnsafeRawBufferPointer) {
         guard let server, let session else { return }
+        if let passage, passage.speaksLineProtocol { stepOutOfDoor(passage) }
         if inputTurn != turns.current {
             inputTurn = turns.current
             inputThisTurn = 0
         }
         let share = min(bytes.count, Self.inputBytesPerTurn - inputThisTurn)
         inputThisTurn += share
-        if share > 0 { deliver(UnsafeRawBufferPointer(rebasing: bytes[..<share]), server, session) }
+        if share > 0 { server.receive(UnsafeRawBufferPointer(rebasing: bytes[..<share]), from: session) }
         guard share < bytes.count, !stream.isClosed else { return }
         heldInput.append(contentsOf: bytes[share...])
         stream.stopReading()
@@ -128,7 +147,7 @@ final class ClientLink: Connection, WebByteStream {
         inputThisTurn = share
         let chunk = heldInput[..<share]
         heldInput.removeFirst(share)
-        deliver(chunk, server, session)
+        server.receive(chunk, from: session)
         if !heldInput.isEmpty && !stream.isClosed {
             inHoldingList = true
             return true
@@ -138,71 +157,15 @@ final class ClientLink: Connection, WebByteStream {
         return false
     }
 
-    /// Passes input on: straight to the server once the connection speaks
-    /// the line protocol (the fast path: one flag of the door), else to the front
-    /// door, which sniffs the first line or serves HTTP.
-    private func deliver(_ bytes: some Collection<UInt8>, _ server: Server, _ session: Session) {
-        if let passage, !passage.speaksLineProtocol {
-            passage.received(bytes)
-            // A line-protocol connection needs the door no more: freeing it
-            // (and its sniff buffer) keeps each idle client's memory at what
-            // it was before the door was an object of its own.
-            if passage.speaksLineProtocol { self.passage = nil }
-        } else {
-            server.receive(bytes, from: session)
-        }
-    }
-
-    // MARK: WebByteStream
-
-    /// Bytes the web door has framed or formatted itself.
-    func sendRaw(_ bytes: [UInt8]) { stream.write([bytes]) }
-
-    func sendShared(_ bytes: SharedBytes) { stream.write(shared: bytes) }
-
-    func pauseWebReading() { stream.stopReading() }
-
-    var isEncrypted: Bool { stream.isEncrypted }
-
-    func resumeWebReading() {
-        if heldInput.isEmpty && !serverPausedReading && !stream.isClosed { stream.startReading() }
-    }
-
     // MARK: Connection
 
-    func write(_ chunks: [[UInt8]]) {
-        if let passage, passage.carriesWeb {
-            passage.send(chunks)
-        } else {
-            stream.write(chunks)
-        }
-    }
+    func write(_ chunks: [[UInt8]]) { stream.write(chunks) }
 
-    func write(shared bytes: SharedBytes) {
-        if let passage, passage.carriesWeb {
-            passage.send(shared: bytes)
-        } else {
-            stream.write(shared: bytes)
-        }
-    }
+    func write(shared bytes: SharedBytes) { stream.write(shared: bytes) }
 
-    func writeWithoutQueuing(shared bytes: SharedBytes) -> Int {
-        // A WebSocket takes everything, as in `writeWithoutQueuing(_:)`.
-        guard passage?.carriesWeb != true else {
-            write(shared: bytes)
-            return bytes.count
-        }
-        return stream.writeWithoutQueuing(shared: bytes)
-    }
+    func writeWithoutQueuing(shared bytes: SharedBytes) -> Int { stream.writeWithoutQueuing(shared: bytes) }
 
-    func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int {
-        // A WebSocket frames each line on its own: it takes everything, as `write` does.
-        guard passage?.carriesWeb != true else {
-            write(chunks)
-            return chunks.reduce(0) { $0 + $1.count }
-        }
-        return stream.writeWithoutQueuing(chunks)
-    }
+    func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int { stream.writeWithoutQueuing(chunks) }
 
     // The memory, not only the bytes: with thousands of stuck watchers the
     // request header of each queued write adds up (see --max-output-memory).
@@ -248,7 +211,6 @@ final class ClientLink: Connection, WebByteStream {
         stream.onEnd = nil
         stream.onWriteQueueDrained = nil
         stream.close()
-        passage?.closed()
         passage = nil
         heldInput = []
         session = nil
@@ -258,7 +220,6 @@ final class ClientLink: Connection, WebByteStream {
 
     func closeAfterSending() {
         guard !stream.isClosed, lingerTimer == nil else { return }
-        passage?.closing()
         // Input that arrives from here on is discarded; so is any held.
         heldInput.removeAll()
         let timer = LoopTimer(loop: loop)

@@ -1,5 +1,5 @@
 import NavSyncCore
-import Foundation
+@testable import NavSyncWeb
 import XCTest
 
 /// `/rooms/NAME`'s body, byte for byte: keys in the contract's order, data

@@ -1,10 +1,15 @@
 import NavSyncCore
-import UVLoop
 
-/// A connected byte stream as the daemon's links and the clients use it: a
-/// plain libuv `StreamConnection`, or a `TLSStream` that carries the same
-/// bytes encrypted over one. Whoever holds one cannot tell which, except by
-/// asking `isEncrypted` (the web door's origin rule needs to).
+/// The one byte-stream protocol of the tree: what a libuv `StreamConnection`
+/// is, and what every layer stacked on one is too. A layer is an adapter
+/// that holds the stream below it, takes that stream's callbacks, and
+/// offers the same protocol upward: `TLSStream` (ciphertext below,
+/// plaintext above) and NavSyncWeb's `ConnectionDoor` (HTTP and WebSocket
+/// frames below, lines above) are two. Bytes read travel up through
+/// `onRead`; bytes written travel down through `write`; each layer is
+/// passed once each way, as in a NIO pipeline. Whoever holds a stream
+/// cannot tell how many layers are under it, except by asking
+/// `isEncrypted` (the web door's origin rule needs to).
 ///
 /// Every member means what it means on `StreamConnection`; all must be used
 /// on the loop thread.
