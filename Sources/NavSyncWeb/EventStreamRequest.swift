@@ -48,6 +48,14 @@ public struct EventStreamRequest: Equatable, Sendable {
         return .success(request)
     }
 
+    /// The first `?token=` of a query, percent-decoded, whatever else the
+    /// query holds: the credential is judged before the rest of the request.
+    public static func token(inQuery query: Substring?) -> String? {
+        guard let value = pairs(query ?? "").first(where: { $0.key == "token" })?.value,
+              case .success(let token) = Route.percentDecode(plusAsSpace(value)), !token.isEmpty else { return nil }
+        return token
+    }
+
     /// `key=value` pairs split at `&`, as sent (not decoded).
     static func pairs(_ query: Substring) -> [(key: Substring, value: Substring)] {
         query.split(separator: "&").map { pair in

@@ -120,6 +120,15 @@ public struct HTTPHeadParser: Sendable {
 
     /// Drops up to `count` buffered bytes after the last head (a body the
     /// daemon does not read); returns how many it dropped.
+    /// Up to `count` bytes after the last head, taken out (a body being read).
+    public mutating func take(upTo count: Int) -> ArraySlice<UInt8> {
+        let taken = min(count, buffer.count - lineStart)
+        let bytes = buffer[lineStart..<lineStart + taken]
+        lineStart += taken
+        scanned = max(scanned, lineStart)
+        return bytes
+    }
+
     public mutating func skip(upTo count: Int) -> Int {
         let dropped = min(count, buffer.count - lineStart)
         lineStart += dropped

@@ -99,3 +99,16 @@ public enum ServerSentEvents {
         }
     }
 }
+
+/// The maker of a room's turn as server-sent events: one object for the
+/// daemon, so each turn buffer is turned into events once for every
+/// stream of its room (`SharedBytes.derived(by:)`), as a WebSocket's
+/// frames are made once by `WebSocketTextWriter`.
+public final class ServerSentEventWriter {
+    public init() {}
+
+    /// The events of a turn's whole lines.
+    public func events(ofLines bytes: UnsafeRawBufferPointer, room: String) -> [UInt8] {
+        ServerSentEvents.events(ofLines: bytes, room: room)
+    }
+}

@@ -20,6 +20,10 @@ public final class WebFrontDoor {
     let page: [UInt8]
     let serverHeader = "navsyncd/\(NavSyncVersion.current)"
     let maxMessageBytes: Int
+    /// `--max-line`: a change sent as JSON may not make a longer line.
+    let maxLineBytes: Int
+    /// Turns a room's turn into server-sent events once for all its streams.
+    let eventWriter = ServerSentEventWriter()
     /// `defaultHeadTimeoutMilliseconds` in the daemon; shorter in the door's unit tests.
     let headTimeoutMilliseconds: UInt64
     /// Frames every WebSocket's outgoing lines (see `WebSocketTextWriter`).
@@ -39,6 +43,7 @@ public final class WebFrontDoor {
         self.access = access
         self.page = page
         self.maxMessageBytes = Self.maxMessageBytes(maxLineBytes: maxLineBytes)
+        self.maxLineBytes = maxLineBytes
         self.headTimeoutMilliseconds = headTimeoutMilliseconds
     }
 

@@ -18,9 +18,9 @@ final class WebDecisionTests: XCTestCase {
     }
 
     private func judge(_ head: HTTPRequestHead, token: String? = nil) -> WebDecision {
-        WebDecision.judge(head, access: access) {
+        WebDecision.judge(head, access: access) { presented in
             guard let token else { return .granted(.unrestricted) }
-            guard let presented = WebAccess.bearerToken(head.header("authorization")) else { return .missing }
+            guard let presented else { return .missing }
             return presented == token ? .granted(Grant(role: .control, rooms: .every, name: "control")) : .wrong
         }
     }
@@ -41,9 +41,10 @@ final class WebDecisionTests: XCTestCase {
 
     func testDecision_statusCodes() {
         XCTAssertEqual(judge(head("/nope")), .refuse(status: 404, reason: "no such path", close: false))
-        XCTAssertEqual(judge(head("POST", "/")), .refuse(status: 405, reason: "only GET and HEAD", close: false))
-        XCTAssertEqual(judge(head("DELETE", "/rooms/main")), .refuse(status: 405, reason: "only GET and HEAD", close: false))
-        XCTAssertEqual(judge(head("POST", "/", te: true)), .refuse(status: 405, reason: "only GET and HEAD", close: true))
+        // A POST refused before its body is read is closed.
+        XCTAssertEqual(judge(head("POST", "/")), .refuse(status: 405, reason: "only GET, HEAD", close: true))
+        XCTAssertEqual(judge(head("DELETE", "/rooms/main")), .refuse(status: 405, reason: "only GET, HEAD, POST", close: false))
+        XCTAssertEqual(judge(head("POST", "/", te: true)), .refuse(status: 405, reason: "only GET, HEAD", close: true))
         XCTAssertEqual(judge(head("GET", "/", te: true)), .refuse(status: 400, reason: "Transfer-Encoding on a GET", close: true))
         XCTAssertEqual(judge(head("/rooms/bad%20name")), .refuse(status: 400, reason: "bad room name", close: false))
         XCTAssertEqual(judge(head("/rooms/" + String(repeating: "a", count: 65))), .refuse(status: 400, reason: "bad room name", close: false))
@@ -65,11 +66,11 @@ final class WebDecisionTests: XCTestCase {
 
     func testDecision_throttledOrInvalidCredential_isA401OfItsOwn_andTheResponseSaysWhenOrWhy() {
         let bearer = head("/metrics", [("authorization", "Bearer anything")])
-        XCTAssertEqual(WebDecision.judge(bearer, access: access) { .throttled(retryAfterSeconds: 7) },
+        XCTAssertEqual(WebDecision.judge(bearer, access: access) { _ in .throttled(retryAfterSeconds: 7) },
                        .throttled(retryAfterSeconds: 7))
-        XCTAssertEqual(WebDecision.judge(bearer, access: access) { .refused("token expired") }, .invalidToken("token expired"))
+        XCTAssertEqual(WebDecision.judge(bearer, access: access) { _ in .refused("token expired") }, .invalidToken("token expired"))
         // Paths that need no token never ask.
-        XCTAssertEqual(WebDecision.judge(head("/healthz"), access: access) { .throttled(retryAfterSeconds: 7) },
+        XCTAssertEqual(WebDecision.judge(head("/healthz"), access: access) { _ in .throttled(retryAfterSeconds: 7) },
                        .serve(.health))
         let throttled = String(decoding: HTTPResponse.throttled(retryAfterSeconds: 7, closes: false)
             .encoded(date: "d", server: "s", headOnly: false), as: UTF8.self)
@@ -118,7 +119,7 @@ final class WebDecisionTests: XCTestCase {
         let refused = WebDecision.refuse(status: 403, reason: "Origin not allowed", close: true)
         let accepted = WebDecision.upgrade(key: "dGhlIHNhbXBsZSBub25jZQ==")
         func overTLS(_ origin: String) -> WebDecision {
-            WebDecision.judge(head("/ws", upgrade + [("origin", origin)]), access: access, overTLS: true) {
+            WebDecision.judge(head("/ws", upgrade + [("origin", origin)]), access: access, overTLS: true) { _ in
                 .granted(.unrestricted)
             }
         }
