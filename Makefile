@@ -9,7 +9,7 @@ DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libssl-dev ope
 	man-db bsdextrautils bash-completion
 ARGS ?=
 
-.PHONY: all deps build run check test test-sanitizers fuzz demo clean help bench bench-compare bench-fleet \
+.PHONY: all deps build run check test test-http test-sanitizers fuzz demo clean help bench bench-compare bench-fleet \
 	install uninstall deb man test-packaging test-package test-deb
 
 # make install / uninstall: where things go (DESTDIR stages, e.g. for a package).
@@ -80,11 +80,17 @@ test: build
 	bench/smoke.sh $(BIN)
 	Tests/docs/run.sh
 	Tests/netcat/run.sh $(BIN)
+	$(MAKE) --no-print-directory test-http
 	Tests/packaging/run.sh $(BIN)
 	$(MAKE) --no-print-directory test-package
 	Tests/browser/run.sh $(BIN)
 	Fuzz/run.sh 8
 	SWIFT=$(SWIFT) Tests/sanitizers/run.sh
+
+# The HTTP API end to end, every answer checked against docs/openapi.yaml
+# (which openapi-spec-validator checks first); needs the release build.
+test-http: build
+	Tests/http/run.sh $(BIN)
 
 # Unit tests under ASan and TSan, then the ASan-built daemon under the stress
 # tests; needs the release test build that `make test` makes first.
