@@ -89,7 +89,7 @@ let package = Package(
         .testTarget(name: "NavSyncCoreTests", dependencies: ["NavSyncCore"]),
         .testTarget(name: "GNUFlagsTests", dependencies: ["GNUFlags"]),
         .testTarget(name: "NavSyncServerTests", dependencies: ["NavSyncServer", "NavSyncCore"]),
-        .testTarget(name: "NavSyncWebTests", dependencies: ["NavSyncWeb", "NavSyncCore"]),
+        .testTarget(name: "NavSyncWebTests", dependencies: ["NavSyncWeb", "NavSyncCore", "UVLoop"]),
         .testTarget(name: "UVLoopTests", dependencies: ["UVLoop", "NavSyncCore"]),
         .testTarget(name: "NavSyncTLSTests", dependencies: ["NavSyncTLS", "UVLoop", "TLSCertificateHarness"]),
         // Certificates made per run with the openssl command (used by the tests only).

@@ -46,6 +46,10 @@ public struct HTTPHeadParser: Sendable {
 
     public var bufferedByteCount: Int { buffer.count - lineStart }
 
+    /// True once a request has begun and is not yet whole: bytes of a line,
+    /// or a request line and headers still waiting for the blank line.
+    public var holdsPartialHead: Bool { partial != nil || bufferedByteCount > 0 }
+
     public mutating func append(_ bytes: some Collection<UInt8>) {
         if lineStart > 0 {
             buffer.removeSubrange(0..<lineStart)

@@ -246,7 +246,7 @@ final class WebExchange {
     private func armHeadTimer() {
         headTimer?.start(afterMilliseconds: door.headTimeoutMilliseconds) { [unowned self] in
             guard case .http = self.phase else { return }
-            if self.parser.bufferedByteCount > 0 || self.bodyLeft > 0 {
+            if self.parser.holdsPartialHead || self.bodyLeft > 0 {
                 self.respond(.refusal(408, "request head not complete in time", closes: true), headOnly: false,
                              why: "HTTP request head timed out")
             } else {

@@ -62,6 +62,20 @@ final class HTTPHeadParserTests: XCTestCase {
         }
     }
 
+    func test_parser_holdsPartialHead_fromItsFirstByteUntilItsBlankLine() {
+        var parser = HTTPHeadParser()
+        XCTAssertFalse(parser.holdsPartialHead)
+        var seen: [Bool] = []
+        for byte in Array("GET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8) {
+            parser.append([byte])
+            _ = parser.next()
+            seen.append(parser.holdsPartialHead)
+        }
+        XCTAssertEqual(seen.dropLast(), Array(repeating: true, count: seen.count - 1),
+                       "a request line and headers without the blank line are a started head")
+        XCTAssertEqual(seen.last, false, "a whole head is no longer partial")
+    }
+
     func testParser_manyRequestsInOneChunk() {
         let one = "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
         let results = outcomes([bytes(String(repeating: one, count: 200))])
