@@ -369,7 +369,7 @@ final class WebExchange {
 
     /// `: ping` once nothing was sent for `pingAfterSeconds`.
     private func armPing() {
-        pingTimer?.start(afterMilliseconds: UInt64(ServerSentEvents.pingAfterSeconds) * 1000) { [unowned self] in
+        pingTimer?.start(afterMilliseconds: door.eventPingMilliseconds) { [unowned self] in
             guard case .events = self.phase else { return }
             self.connection.writeDown(ServerSentEvents.ping)
             self.armPing()

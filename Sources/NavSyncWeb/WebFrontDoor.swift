@@ -38,8 +38,13 @@ public final class WebFrontDoor {
     private var dateSecond = -1
     private var dateText = ""
 
+    /// An event stream's `: ping` after this much silence.
+    let eventPingMilliseconds: UInt64
+
     public init(access: WebAccess, page: [UInt8], maxLineBytes: Int,
-                headTimeoutMilliseconds: UInt64 = WebFrontDoor.defaultHeadTimeoutMilliseconds) {
+                headTimeoutMilliseconds: UInt64 = WebFrontDoor.defaultHeadTimeoutMilliseconds,
+                eventPingMilliseconds: UInt64 = UInt64(ServerSentEvents.pingAfterSeconds) * 1000) {
+        self.eventPingMilliseconds = eventPingMilliseconds
         self.access = access
         self.page = page
         self.maxMessageBytes = Self.maxMessageBytes(maxLineBytes: maxLineBytes)

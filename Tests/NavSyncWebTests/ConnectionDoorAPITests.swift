@@ -238,6 +238,18 @@ final class ConnectionDoorAPITests: XCTestCase {
         XCTAssertEqual(harness.up, [])
     }
 
+    func test_events_pingAfterSilence_andNotWhileEventsFlow() throws {
+        let quiet = try DoorHarness(eventPingMilliseconds: 30)
+        defer { quiet.tearDown() }
+        quiet.stream.peerSends(HTTPWire.get("/rooms/hall/events"))
+        _ = quiet.stream.takeWritten()
+        quiet.runLoop(until: { quiet.stream.written.count > 0 })
+        XCTAssertEqual(String(decoding: quiet.stream.takeWritten(), as: UTF8.self), ": ping\n\n")
+        quiet.door.write([Array("EVENT 1 pop /red\n".utf8)])
+        XCTAssertTrue(String(decoding: quiet.stream.takeWritten(), as: UTF8.self).hasPrefix("id: 1\n"),
+                      "an event, not a ping, right after it")
+    }
+
     func test_events_revocation_isADeniedEvent() {
         harness.stream.peerSends(HTTPWire.get("/rooms/hall/events"))
         _ = harness.stream.takeWritten()
