@@ -634,6 +634,33 @@ def test_slow_reader_resynced():
         d.stop()
 
 
+def test_revocation_and_figures():
+    tokens = os.path.join(work, "tokens-revoke")
+    with open(tokens, "w") as f:
+        f.write("control * admin-secret-token ops\nview * wall-secret-token wall\n")
+    d = Daemon("--state", "none", "--tokens", tokens)
+    try:
+        s = EventStream(d.port, "/rooms/hall/events?token=wall-secret-token&name=wall-1")
+        s.next_event()
+        check("an events stream counts as a watcher", metric(d.port, "admin-secret-token", "navsync_watchers") == 1)
+        check("and as a member", metric(d.port, "admin-secret-token", "navsync_members") == 1)
+        with open(tokens, "w") as f:
+            f.write("control * admin-secret-token ops\n")
+        d.process.send_signal(signal.SIGHUP)
+        e = s.next_event()
+        check("a revoked token ends the stream with a denied event",
+              e["event"] == "denied" and e["json"] == {"error": "forbidden", "message": "token revoked"}, e)
+        ended = False
+        try:
+            s.next_event()
+        except (EOFError, ConnectionResetError):
+            ended = True
+        check("then the daemon closes it", ended)
+        check("it is no watcher any more", metric(d.port, "admin-secret-token", "navsync_watchers") == 0)
+    finally:
+        d.stop()
+
+
 def test_tls():
     make_certificate()
     d = Daemon("--state", "none", "--tls-listen", "127.0.0.1:0", "--tls-cert", os.path.join(work, "cert.pem"),
@@ -653,7 +680,7 @@ def test_tls():
 
 
 for test in [test_status_table, test_one_revision_everywhere_and_durability, test_resume, test_slow_reader_resynced,
-             test_tls]:
+             test_revocation_and_figures, test_tls]:
     print("--- " + test.__name__, flush=True)
     test()
 print("http: %d checks passed" % passed)
