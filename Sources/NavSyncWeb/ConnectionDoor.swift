@@ -16,8 +16,12 @@ import UVLoop
 ///   shared turn as frames shared by every watcher).
 ///
 /// Until the sniff has decided, writes pass through unchanged (a refusal at
-/// accept, `ERR busy`). After `shutdownWrite` (the link is closing) input
-/// still goes up, and the link discards it; none reaches the exchange.
+/// accept, `ERR busy`). Once it chose HTTP, the exchange is handed at most
+/// `inputBytesPerTurn` of input per loop turn, as the link hands the hub
+/// lines: the rest of a read waits here, with reading stopped, for the
+/// next turns, so a client pipelining requests cannot hold the loop.
+/// After `shutdownWrite` (the link is closing) input still goes up, and
+/// the link discards it; none reaches the exchange.
 /// Owned by the link above; owns the exchange. Must be used on the loop thread only.
 public final class ConnectionDoor: ByteStream {
     /// The stream this door reads and writes.
@@ -36,6 +40,13 @@ public final class ConnectionDoor: ByteStream {
     private var heldForDrain = false
     /// `shutdownWrite` was called: the connection is closing.
     private var closing = false
+    /// Input read past this turn's share, for the exchange at the next turns.
+    private var heldInput: [UInt8] = []
+    /// Hands on a share of `heldInput` at the next loop turn.
+    private var turnTimer: LoopTimer?
+
+    /// What the exchange is handed per loop turn: the link's share for lines.
+    public static let inputBytesPerTurn = 4 * 1024
 
     public var onRead: ((UnsafeRawBufferPointer) -> Void)?
     public var onEnd: ((StreamEnd) -> Void)?
@@ -65,7 +76,7 @@ public final class ConnectionDoor: ByteStream {
         if closing || speaksLineProtocol {
             onRead?(bytes)
         } else if let web {
-            web.received(bytes)
+            feed(web, bytes)
         } else {
             sniff(bytes)
         }
@@ -91,7 +102,45 @@ public final class ConnectionDoor: ByteStream {
             guard let hub else { return }
             let exchange = WebExchange(door: door, hub: hub, connection: self, loop: loop)
             web = exchange
-            exchange.received(first)
+            first.withUnsafeBytes { feed(exchange, $0) }
+        }
+    }
+
+    /// This turn's share of a read goes to the exchange; the rest is held.
+    private func feed(_ web: WebExchange, _ bytes: UnsafeRawBufferPointer) {
+        // A layer below may hand on what it had already read (TLS) after reading stopped.
+        guard heldInput.isEmpty else {
+            heldInput.append(contentsOf: bytes)
+            return
+        }
+        let share = min(bytes.count, Self.inputBytesPerTurn)
+        web.received(UnsafeRawBufferPointer(rebasing: bytes[..<share]))
+        guard share < bytes.count, !closing, self.web != nil, !lower.isClosed else { return }
+        heldInput.append(contentsOf: bytes[share...])
+        lower.stopReading()
+        scheduleHeldShare()
+    }
+
+    private func scheduleHeldShare() {
+        let timer = turnTimer ?? LoopTimer(loop: loop)
+        turnTimer = timer
+        timer.start(afterMilliseconds: 0) { [unowned self] in self.passHeldShare() }
+    }
+
+    /// At a later loop turn: the next share of the held input.
+    private func passHeldShare() {
+        guard let web, !closing, !lower.isClosed else {
+            heldInput = []
+            return
+        }
+        let share = min(heldInput.count, Self.inputBytesPerTurn)
+        let chunk = Array(heldInput[..<share])
+        heldInput.removeFirst(share)
+        web.received(chunk)
+        if !heldInput.isEmpty {
+            scheduleHeldShare()
+        } else if readingWanted && !heldForDrain && !closing && !lower.isClosed {
+            lower.startReading()
         }
     }
 
@@ -120,7 +169,7 @@ public final class ConnectionDoor: ByteStream {
 
     public func startReading() {
         readingWanted = true
-        if !heldForDrain { lower.startReading() }
+        if !heldForDrain && heldInput.isEmpty { lower.startReading() }
     }
 
     public func stopReading() {
@@ -138,7 +187,7 @@ public final class ConnectionDoor: ByteStream {
     /// The responses drained; reading goes on if the layer above wants it.
     func releaseReading() {
         heldForDrain = false
-        if readingWanted && !lower.isClosed { lower.startReading() }
+        if readingWanted && heldInput.isEmpty && !lower.isClosed { lower.startReading() }
     }
 
     // MARK: Output (down)
@@ -194,6 +243,9 @@ public final class ConnectionDoor: ByteStream {
         web?.closed()
         web = nil
         sniffer = nil
+        heldInput = []
+        turnTimer?.close()
+        turnTimer = nil
         hub = nil
         onRead = nil
         onEnd = nil

@@ -211,6 +211,25 @@ final class ConnectionDoorHeadTimerTests: XCTestCase {
         XCTAssertEqual(HTTPWire.responses(harness.stream.takeWritten()).map(\.status), [408])
     }
 
+    func test_connectionDoor_aReadOfManyRequests_isServedAShareATurn_allInOrder() throws {
+        let harness = try DoorHarness()
+        defer { harness.tearDown() }
+        let one = HTTPWire.get("/healthz")
+        let count = 3 * ConnectionDoor.inputBytesPerTurn / one.utf8.count
+        harness.stream.peerSends(String(repeating: one, count: count))
+        var answered = HTTPWire.responses(harness.stream.takeWritten()).count
+        XCTAssertLessThanOrEqual(answered, ConnectionDoor.inputBytesPerTurn / one.utf8.count, "one share now")
+        XCTAssertGreaterThan(answered, 0)
+        XCTAssertFalse(harness.stream.isReading, "the rest waits, read already")
+        harness.runLoop(until: {
+            answered += HTTPWire.responses(harness.stream.takeWritten()).count
+            return answered >= count
+        })
+        XCTAssertEqual(answered, count)
+        XCTAssertTrue(harness.stream.isReading, "reading goes on once the held input is served")
+        XCTAssertEqual(harness.front.requestsTotal, UInt64(count))
+    }
+
     func test_exchange_upgradedConnection_hasNoHeadTimer() throws {
         let harness = try DoorHarness(headTimeoutMilliseconds: 20)
         defer { harness.tearDown() }

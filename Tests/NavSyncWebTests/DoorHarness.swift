@@ -1,3 +1,4 @@
+import Glibc
 import NavSyncCore
 import NavSyncWeb
 import UVLoop
@@ -49,7 +50,12 @@ final class DoorHarness {
         let watchdog = LoopTimer(loop: loop)
         var expired = false
         watchdog.start(afterMilliseconds: seconds * 1000) { expired = true }
-        while !condition() && !expired { loop.runOnce(nowait: false) }
+        // Without waiting for IO: a turn that ran a timer would otherwise
+        // sleep in the poll phase until the next timer (the watchdog).
+        while !condition() && !expired {
+            loop.runOnce(nowait: true)
+            usleep(1_000)
+        }
         watchdog.close()
     }
 
@@ -58,102 +64,5 @@ final class DoorHarness {
         stream.peerSends("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:7878\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\(extra)\r\n")
         return HTTPWire.responses(stream.takeWritten()).first
-    }
-}
-
-/// What goes over the wire in the door's tests, written and read the way a
-/// client would.
-enum HTTPWire {
-    struct Response {
-        var status: Int
-        /// Lowercased names.
-        var headers: [String: String]
-        var body: [UInt8]
-        var bodyText: String { String(decoding: body, as: UTF8.self) }
-    }
-
-    static func get(_ path: String, _ extra: String = "") -> String {
-        "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:7878\r\n\(extra)\r\n"
-    }
-
-    /// The responses in `bytes`, in order (bodies by `Content-Length`; a
-    /// 101 has none); bytes after the last whole one are ignored.
-    static func responses(_ bytes: [UInt8]) -> [Response] {
-        var found: [Response] = []
-        var at = 0
-        let end: [UInt8] = Array("\r\n\r\n".utf8)
-        while at < bytes.count {
-            guard let headEnd = (at...max(at, bytes.count - 4)).first(where: { Array(bytes[$0..<min($0 + 4, bytes.count)]) == end })
-            else { break }
-            let lines = String(decoding: bytes[at..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
-            let statusWords = lines[0].split(separator: " ")
-            guard statusWords.count >= 2, let status = Int(statusWords[1]) else { break }
-            var headers: [String: String] = [:]
-            for line in lines.dropFirst() {
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            }
-            let length = status == 101 ? 0 : Int(headers["content-length"] ?? "0") ?? 0
-            let bodyStart = headEnd + 4
-            guard bodyStart + length <= bytes.count else { break }
-            found.append(Response(status: status, headers: headers, body: Array(bytes[bodyStart..<bodyStart + length])))
-            at = bodyStart + length
-        }
-        return found
-    }
-}
-
-/// WebSocket frames as a client writes them (masked) and reads them.
-enum WebSocketWire {
-    struct Frame: Equatable {
-        var opcode: UInt8
-        var payload: [UInt8]
-        var text: String { String(decoding: payload, as: UTF8.self) }
-        /// A close frame's status code.
-        var closeCode: UInt16? {
-            guard opcode == 0x8, payload.count >= 2 else { return nil }
-            return UInt16(payload[0]) << 8 | UInt16(payload[1])
-        }
-    }
-
-    /// A masked client frame (payloads under 64 KiB).
-    static func client(_ opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
-        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
-        var bytes: [UInt8] = [0x80 | opcode]
-        if payload.count < 126 {
-            bytes.append(0x80 | UInt8(payload.count))
-        } else {
-            bytes += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        }
-        bytes += mask
-        bytes += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
-        return bytes
-    }
-
-    static func text(_ message: String) -> [UInt8] { client(0x1, Array(message.utf8)) }
-
-    static func close(_ code: UInt16) -> [UInt8] { client(0x8, [UInt8(code >> 8), UInt8(code & 0xFF)]) }
-
-    /// The server's (unmasked) frames in `bytes`.
-    static func frames(_ bytes: [UInt8]) -> [Frame] {
-        var found: [Frame] = []
-        var at = 0
-        while at + 2 <= bytes.count {
-            var length = Int(bytes[at + 1] & 0x7F)
-            var start = at + 2
-            if length == 126 {
-                guard start + 2 <= bytes.count else { break }
-                length = Int(bytes[start]) << 8 | Int(bytes[start + 1])
-                start += 2
-            } else if length == 127 {
-                guard start + 8 <= bytes.count else { break }
-                length = bytes[start..<start + 8].reduce(0) { $0 << 8 | Int($1) }
-                start += 8
-            }
-            guard start + length <= bytes.count else { break }
-            found.append(Frame(opcode: bytes[at] & 0x0F, payload: Array(bytes[start..<start + length])))
-            at = start + length
-        }
-        return found
     }
 }

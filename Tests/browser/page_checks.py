@@ -1,9 +1,12 @@
 """What the browser tests share: a line-protocol client over any connected
 socket, the check counter, bounded waits on the page, and the per-run
-certificates of the TLS tests."""
+certificates and the daemon start of the TLS tests."""
 import base64
 import hashlib
+import os
+import re
 import subprocess
+import time
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -84,3 +87,28 @@ def make_certificates(work, ca_name):
     der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=public_key, cwd=work,
                          check=True, capture_output=True, timeout=30).stdout
     return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+def start_tls_daemon(bin_dir, work, extra=()):
+    """Starts navsyncd on a TLS listener at a free loopback port with the
+    certificates make_certificates left in `work`; returns the process and
+    its port, read from the log's `web client at https://...` line (the
+    daemon is ready once it has printed it). Bounded: 10 s."""
+    log_path = os.path.join(work, "daemon.log")
+    log = open(log_path, "w")
+    proc = subprocess.Popen([os.path.join(bin_dir, "navsyncd"), "--tls-listen", "127.0.0.1:0",
+                             "--tls-cert", os.path.join(work, "server.pem"),
+                             "--tls-key", os.path.join(work, "server.key"), *extra],
+                            stderr=log, stdout=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with open(log_path) as seen:
+            match = re.search(r"web client at https://127\.0\.0\.1:(\d+)/", seen.read())
+        if match:
+            return proc, int(match.group(1))
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    proc.kill()
+    with open(log_path) as seen:
+        raise SystemExit("navsyncd did not start:\n" + seen.read())

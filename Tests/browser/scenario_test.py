@@ -37,7 +37,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from page_checks import Checks, make_certificates, wait_for
+from page_checks import Checks, make_certificates, start_tls_daemon, wait_for
 
 BIN = os.path.abspath(sys.argv[1])
 ARTIFACTS = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else None
@@ -68,22 +68,7 @@ def write(name, text, mode=0o600):
 
 
 def start_daemon(grants):
-    log_path = os.path.join(WORK, "daemon.log")
-    log = open(log_path, "w")
-    proc = subprocess.Popen([os.path.join(BIN, "navsyncd"), "--tls-listen", "127.0.0.1:0",
-                             "--tls-cert", os.path.join(WORK, "server.pem"), "--tls-key", os.path.join(WORK, "server.key"),
-                             "--tokens", grants, "--anonymous", "view", "--state", "none"],
-                            stderr=log, stdout=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        match = re.search(r"web client at https://127\.0\.0\.1:(\d+)/", open(log_path).read())
-        if match:
-            return proc, int(match.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    proc.kill()
-    raise SystemExit("navsyncd did not start:\n" + open(log_path).read())
+    return start_tls_daemon(BIN, WORK, ["--tokens", grants, "--anonymous", "view", "--state", "none"])
 
 
 # ---- the terminal clients ---------------------------------------------------

@@ -12,20 +12,18 @@ that the line client sees. Every wait is bounded; the daemon is stopped by
 its PID.
 """
 import os
-import re
 import shutil
 import socket
 import ssl
 import subprocess
 import sys
 import tempfile
-import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from page_checks import Checks, make_certificates, LineClient, shows, wait_for
+from page_checks import Checks, make_certificates, LineClient, shows, start_tls_daemon, wait_for
 
 BIN = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="navsync-wss-")
@@ -33,21 +31,7 @@ check = Checks()
 
 
 def start_daemon():
-    log_path = os.path.join(WORK, "daemon.log")
-    log = open(log_path, "w")
-    proc = subprocess.Popen([os.path.join(BIN, "navsyncd"), "--tls-listen", "127.0.0.1:0",
-                             "--tls-cert", os.path.join(WORK, "server.pem"), "--tls-key", os.path.join(WORK, "server.key"),
-                             "--state", "none"], stderr=log, stdout=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        match = re.search(r"web client at https://127\.0\.0\.1:(\d+)/", open(log_path).read())
-        if match:
-            return proc, int(match.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    proc.kill()
-    raise SystemExit("navsyncd did not start:\n" + open(log_path).read())
+    return start_tls_daemon(BIN, WORK, ["--state", "none"])
 
 
 def TLSLines(port):
