@@ -306,8 +306,11 @@ final class WebExchange {
             pending.submitted = true
             pending.body = []
             change = pending
-            // The hub may take its time (a backplane's round trip): no head is due meanwhile.
+            // The hub may take its time (a backplane's round trip): no head is due
+            // meanwhile, and nothing more is read, so pipelined requests wait in the
+            // socket rather than in the daemon's memory.
             headTimer?.stop()
+            connection.holdReadingUntilDrained()
             hub.act(for: pending.grant, token: pending.token, in: pending.room)
             connection.passUp(Array((body.requestLine(ifRevision: ifRevision) + "\n").utf8))
         }
@@ -324,6 +327,7 @@ final class WebExchange {
         guard let answer else { return }
         change = nil
         answerLines = WebSocketLines.OutputSplitter()
+        connection.releaseReading()
         var response: HTTPResponse
         if answer.status == 200, let revision = answer.revision {
             let state = hub.roomState(pending.room, at: revision) ?? hub.roomState(pending.room)

@@ -70,6 +70,13 @@ final class ConnectionDoorAPITests: XCTestCase {
         XCTAssertEqual(all.first?.bodyText, #"{"error":"unknown-screen","message":"no screen named 'purple'; see SCREENS"}"#)
     }
 
+    func test_post_nothingMoreIsReadWhileTheChangeIsDecided() {
+        harness.stream.peerSends(post(#"{"op":"pop"}"#))
+        XCTAssertFalse(harness.stream.isReading, "pipelined requests wait in the socket")
+        harness.door.write([Array("OK 1\n".utf8)])
+        XCTAssertTrue(harness.stream.isReading)
+    }
+
     func test_post_keepAlive_theNextRequestWaitsForTheAnswer() {
         harness.hub.rooms["hall"] = blue
         harness.stream.peerSends(post(#"{"op":"pop"}"#) + HTTPWire.get("/rooms/hall"))
