@@ -11,6 +11,12 @@ public struct EventStreamRequest: Equatable, Sendable {
     /// `?name=`: the name the stream's member shows.
     public var memberName: String?
 
+    public init(resumeAfter: UInt64? = nil, token: String? = nil, memberName: String? = nil) {
+        self.resumeAfter = resumeAfter
+        self.token = token
+        self.memberName = memberName
+    }
+
     /// A request this path answers `400`.
     public struct Refusal: Error, Equatable, Sendable {
         public var message: String
