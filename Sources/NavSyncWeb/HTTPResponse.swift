@@ -74,11 +74,15 @@ public struct HTTPResponse: Equatable, Sendable {
     }
 
     /// The head of a server-sent event stream: no length, as the body runs
-    /// until the connection closes.
-    public static func eventStreamHead(date: String, server: String) -> [UInt8] {
-        Array(("HTTP/1.1 200 OK\r\nDate: \(date)\r\nServer: \(server)\r\n"
+    /// until the connection closes. `allowOrigin`: the request's `Origin`,
+    /// already judged the daemon's own or an allowed one, which a browser
+    /// must see echoed before a page of that origin may read the stream
+    /// (a GET `EventSource` sends without a preflight; none is ever answered).
+    public static func eventStreamHead(date: String, server: String, allowOrigin: String? = nil) -> [UInt8] {
+        let cors = allowOrigin.map { "Access-Control-Allow-Origin: \($0)\r\nVary: Origin\r\n" } ?? ""
+        return Array(("HTTP/1.1 200 OK\r\nDate: \(date)\r\nServer: \(server)\r\n"
             + "Content-Type: text/event-stream\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
-            + "Connection: close\r\n\r\n").utf8)
+            + cors + "Connection: close\r\n\r\n").utf8)
     }
 
     /// `Expect: 100-continue` answered once the checks before the body passed.

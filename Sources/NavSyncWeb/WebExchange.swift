@@ -168,7 +168,8 @@ final class WebExchange {
                                    closes: closes, bodyLeft: head.contentLength)
             if expectsContinue { connection.writeDown(HTTPResponse.continueHead) }
         case .events(let room, let grant, let token, let request):
-            openEvents(room: room, grant: grant, token: token, request: request, closes: closes)
+            openEvents(room: room, grant: grant, token: token, request: request, origin: head.header("origin"),
+                       closes: closes)
         case .serve(let endpoint):
             respond(response(for: endpoint, head: head, closes: closes), headOnly: headOnly, why: "HTTP exchange done")
         }
@@ -350,7 +351,8 @@ final class WebExchange {
 
     // MARK: - GET /rooms/NAME/events
 
-    private func openEvents(room: String, grant: Grant, token: String?, request: EventStreamRequest, closes: Bool) {
+    private func openEvents(room: String, grant: Grant, token: String?, request: EventStreamRequest, origin: String?,
+                            closes: Bool) {
         guard hub.storeIsAvailable else {
             respond(Self.unavailable(closes: closes), headOnly: false, why: "HTTP 503: events while the backplane is away")
             return
@@ -360,7 +362,7 @@ final class WebExchange {
         _ = parser.skip(upTo: bodyLeft)
         bodyLeft = 0
         hub.act(for: grant, token: token, in: room)
-        connection.writeDown(HTTPResponse.eventStreamHead(date: door.date(), server: door.serverHeader))
+        connection.writeDown(HTTPResponse.eventStreamHead(date: door.date(), server: door.serverHeader, allowOrigin: origin))
         connection.writeDown(ServerSentEvents.retryBlock)
         phase = .events(ServerSentEvents.Translator(room: room))
         pingTimer = LoopTimer(loop: loop)

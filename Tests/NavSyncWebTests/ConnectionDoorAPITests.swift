@@ -214,6 +214,16 @@ final class ConnectionDoorAPITests: XCTestCase {
                        "id: 5\nevent: change\ndata: {\"rev\":5,\"op\":\"push\",\"route\":\"/red/blue\"}\n\n")
     }
 
+    func test_events_fromAnAllowedOrigin_echoTheOrigin_withoutOne_sayNothingOfCORS() throws {
+        let allowed = try DoorHarness(allowedOrigins: ["https://ops.example"])
+        defer { allowed.tearDown() }
+        allowed.stream.peerSends(HTTPWire.get("/rooms/hall/events", "Origin: https://ops.example\r\n"))
+        let head = String(decoding: allowed.stream.takeWritten(), as: UTF8.self)
+        XCTAssertTrue(head.contains("\r\nAccess-Control-Allow-Origin: https://ops.example\r\nVary: Origin\r\n"), head)
+        harness.stream.peerSends(HTTPWire.get("/rooms/hall/events"))
+        XCTAssertFalse(String(decoding: harness.stream.takeWritten(), as: UTF8.self).contains("Access-Control"))
+    }
+
     func test_events_tokenFromTheQuery_onThisPathOnly() {
         harness.hub.token = "sesame"
         harness.stream.peerSends(HTTPWire.get("/rooms/hall?token=sesame") + HTTPWire.get("/rooms/hall/events?token=sesame"))

@@ -23,10 +23,10 @@ final class DoorHarness {
     /// - Parameter sharing: another harness whose loop and front door this
     ///   connection shares (two connections of one daemon).
     init(headTimeoutMilliseconds: UInt64 = WebFrontDoor.defaultHeadTimeoutMilliseconds,
-         eventPingMilliseconds: UInt64 = 15_000, sharing other: DoorHarness? = nil) throws {
+         eventPingMilliseconds: UInt64 = 15_000, allowedOrigins: [String] = [], sharing other: DoorHarness? = nil) throws {
         loop = try other?.loop ?? EventLoop()
         ownsLoop = other == nil
-        front = other?.front ?? WebFrontDoor(access: WebAccess(allowedOrigins: []), page: Array("<p>the page</p>".utf8),
+        front = other?.front ?? WebFrontDoor(access: WebAccess(allowedOrigins: allowedOrigins), page: Array("<p>the page</p>".utf8),
                                              maxLineBytes: 4096, headTimeoutMilliseconds: headTimeoutMilliseconds,
                                              eventPingMilliseconds: eventPingMilliseconds)
         door = ConnectionDoor(over: stream, door: front, hub: hub, loop: loop)

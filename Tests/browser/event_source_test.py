@@ -27,11 +27,11 @@ check = Checks()
 daemons = []
 
 
-def start_daemon(port=0):
+def start_daemon(port=0, extra=None):
     log_path = os.path.join(WORK, "daemon-%d.log" % len(daemons))
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([os.path.join(BIN, "navsyncd"), "--listen", "127.0.0.1:%d" % port, "--state", STATE],
-                                stderr=log, stdout=subprocess.DEVNULL)
+        proc = subprocess.Popen([os.path.join(BIN, "navsyncd"), "--listen", "127.0.0.1:%d" % port]
+                                + (extra or ["--state", STATE]), stderr=log, stdout=subprocess.DEVNULL)
     daemons.append(proc)
     deadline = time.time() + 10
     while time.time() < deadline:
@@ -65,6 +65,34 @@ def wait_until(driver, what, predicate, timeout=15):
             return events
         time.sleep(0.05)
     raise AssertionError("timed out waiting for %s; saw %s" % (what, seen(driver)))
+
+
+def cross_origin_checks(driver):
+    """A page of another origin (another daemon's port) may follow a room
+    only when the daemon allows that origin: the stream then echoes it."""
+    _, page_port = start_daemon(extra=["--state", "none"])
+    page_origin = "http://127.0.0.1:%d" % page_port
+    _, allowing = start_daemon(extra=["--state", "none", "--allow-origin", page_origin])
+    _, refusing = start_daemon(extra=["--state", "none"])
+    driver.get(page_origin + "/healthz")
+    driver.execute_script("""
+        window.cross = {};
+        for (const [name, port] of arguments[0]) {
+            const source = new EventSource('http://127.0.0.1:' + port + '/rooms/hall/events');
+            window.cross[name] = [];
+            source.addEventListener('state', e => window.cross[name].push('state'));
+            source.onerror = () => { if (source.readyState === EventSource.CLOSED) window.cross[name].push('closed'); };
+        }
+    """, [["allowing", allowing], ["refusing", refusing]])
+    deadline = time.time() + 15
+    cross = {}
+    while time.time() < deadline:
+        cross = driver.execute_script("return window.cross")
+        if cross["allowing"] and cross["refusing"]:
+            break
+        time.sleep(0.05)
+    check("a page of an --allow-origin origin reads the stream", cross.get("allowing") == ["state"])
+    check("a page of any other origin is refused, for good", cross.get("refusing") == ["closed"])
 
 
 def main():
@@ -108,6 +136,7 @@ def main():
         check("resumed with changes, not a fresh state", [e[0] for e in events[3:]] == ["change", "change"])
         check("the last route is the room's", events[-1][2] == "/green/blue:from%20chromium")
         driver.execute_script("window.source.close()")
+        cross_origin_checks(driver)
     finally:
         driver.quit()
         for daemon in daemons:
