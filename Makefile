@@ -10,7 +10,7 @@ DEB_PACKAGES := libuv1-dev libncurses-dev libwslay-dev nettle-dev libssl-dev ope
 ARGS ?=
 
 .PHONY: all deps build run check test test-sanitizers fuzz demo clean help bench bench-compare bench-fleet \
-	install uninstall deb man test-packaging test-package test-deb test-interop
+	install uninstall deb man test-packaging test-package test-deb test-interop test-http
 
 # make install / uninstall: where things go (DESTDIR stages, e.g. for a package).
 PREFIX ?= /usr/local
@@ -40,7 +40,7 @@ help:
 	@echo "make bench-compare BASE=REV  the same, with navsyncd built at REV as 'baseline' rows beside this build"
 	@echo "make test-sanitizers  unit tests under ASan and TSan, the ASan daemon under stress"
 	@echo "make test-interop  signed tokens against PyJWT (from PyPI, in .build/interop-venv)"
-	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files, web, redis, presence, signed tokens (FUZZ_SECONDS=60 each)"
+	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files, web, redis, presence, signed tokens, HTTP API (FUZZ_SECONDS=60 each)"
 	@echo "make install    binaries, man pages, systemd units, sample catalog, bash completion"
 	@echo "                under PREFIX (default /usr/local), staged under DESTDIR; needs make build"
 	@echo "make uninstall  remove what make install put there (same PREFIX and DESTDIR)"
@@ -81,6 +81,7 @@ test: build
 	bench/smoke.sh $(BIN)
 	Tests/docs/run.sh
 	Tests/netcat/run.sh $(BIN)
+	$(MAKE) --no-print-directory test-http
 	Tests/packaging/run.sh $(BIN)
 	$(MAKE) --no-print-directory test-package
 	Tests/browser/run.sh $(BIN)
@@ -88,9 +89,14 @@ test: build
 	Fuzz/run.sh 8
 	SWIFT=$(SWIFT) Tests/sanitizers/run.sh
 
-# (1.3) Signed tokens against PyJWT (from PyPI, in .build/interop-venv).
+# Signed tokens against PyJWT (from PyPI, in .build/interop-venv).
 test-interop: build
 	Tests/interop/run.sh $(BIN)
+
+# The HTTP API end to end, every answer checked against docs/openapi.yaml
+# (which openapi-spec-validator checks first); needs the release build.
+test-http: build
+	Tests/http/run.sh $(BIN)
 
 # Unit tests under ASan and TSan, then the ASan-built daemon under the stress
 # tests; needs the release test build that `make test` makes first.

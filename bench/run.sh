@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make bench: navsyncd (watchers over TCP, over WebSocket as navsync-ws, and
-# inside TLS as navsync-tls) beside Redis pub/sub (plain, and with its
-# subscribers inside TLS as redis-tls), NATS and the floor broadcaster,
+# make bench: navsyncd (watchers over TCP, over WebSocket as navsync-ws, on
+# server-sent events as navsync-sse, and inside TLS as navsync-tls) beside
+# Redis pub/sub (plain, and with its subscribers inside TLS as redis-tls), NATS and the floor broadcaster,
 # for N = 100, 1,000, 5,000 and 10,000 watchers, each configuration RUNS
 # times with a fresh server; medians in a table, bench/results/*.json and
 # bench/results/fanout.png. Only loopback traffic; every server it starts is
@@ -23,7 +23,7 @@ PATH="$PATH:/usr/sbin"
 BIN=${BIN:-.build/release}
 NS=${NS:-"100 1000 5000 10000"}
 RUNS=${RUNS:-3}
-SYSTEMS=${SYSTEMS:-"navsync navsync-ws navsync-tls redis redis-tls nats floor"}
+SYSTEMS=${SYSTEMS:-"navsync navsync-ws navsync-sse navsync-tls redis redis-tls nats floor"}
 BASE_BIN=${BASE_BIN:-}
 if [ -n "$BASE_BIN" ]; then
     [ -x "$BASE_BIN/navsyncd" ] || { echo "bench: BASE_BIN=$BASE_BIN has no navsyncd" >&2; exit 64; }
@@ -108,7 +108,7 @@ trap 'exit 130' INT TERM
 start_server() {
     local system=$1 port=$2 log="$LOGS/$1-$2.log"
     case $system in
-        navsync|navsync-ws) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
+        navsync|navsync-ws|navsync-sse) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --log-level warn 2>"$log" & ;;
         navsync-grants) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --tokens "$GRANTS" --log-level warn 2>"$log" & ;;

@@ -16,10 +16,10 @@ public final class SharedBytes {
     private let ledger: SharedBytesLedger?
     /// Queued writes holding this buffer now.
     public private(set) var queuedWrites = 0
-    /// A second form of the same content that connections of another kind
-    /// share (a WebSocket's frames of these lines), made by the first of
-    /// them that needs it; keyed by whoever made it.
-    private var derivedForm: (maker: ObjectIdentifier, bytes: SharedBytes)?
+    /// Other forms of the same content that connections of another kind
+    /// share (a WebSocket's frames of these lines, a stream's server-sent
+    /// events), each made by the first of them that needs it; keyed by whoever made it.
+    private var derivedForms: [(maker: ObjectIdentifier, bytes: SharedBytes)] = []
 
     public init(_ bytes: some Collection<UInt8>, ledger: SharedBytesLedger? = nil) {
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
@@ -62,9 +62,9 @@ public final class SharedBytes {
     /// The made form is charged to the same ledger.
     public func derived(by maker: AnyObject, _ make: (UnsafeRawBufferPointer) -> [UInt8]) -> SharedBytes {
         let key = ObjectIdentifier(maker)
-        if let derivedForm, derivedForm.maker == key { return derivedForm.bytes }
+        if let form = derivedForms.first(where: { $0.maker == key }) { return form.bytes }
         let made = SharedBytes(make(bytes), ledger: ledger)
-        derivedForm = (key, made)
+        derivedForms.append((key, made))
         return made
     }
 

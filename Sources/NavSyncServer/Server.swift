@@ -384,7 +384,7 @@ public final class Server {
         memberLeft(session, room: session.room)
     }
 
-    private func join(_ session: Session, _ name: String) {
+    func join(_ session: Session, _ name: String) {
         guard name != session.room else {
             fanOut.resyncAnswered(session)
             return

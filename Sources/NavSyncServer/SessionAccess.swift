@@ -21,6 +21,13 @@ struct SessionAccess {
         self.grant = grant
     }
 
+    /// An HTTP request acts with its own credential (nil: none presented,
+    /// the anonymous role's grant): the connection takes both as they are.
+    mutating func actsFor(_ grant: Grant, token: String?) {
+        credential = token
+        self.grant = grant
+    }
+
     /// A reload gave its token another grant.
     mutating func regranted(_ grant: Grant) { self.grant = grant }
 

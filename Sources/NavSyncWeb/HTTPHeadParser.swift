@@ -17,7 +17,8 @@ public struct HTTPHeadError: Error, Equatable, Sendable {
 /// Strict because a lenient parser is how request smuggling starts: a bare
 /// CR, a NUL or other control byte, obsolete line folding, a blank before a
 /// header's colon, a duplicate or non-numeric `Content-Length`, both
-/// `Content-Length` and `Transfer-Encoding`, or a missing or repeated `Host`
+/// `Content-Length` and `Transfer-Encoding` (but on a `POST`, which the
+/// HTTP API answers `411` and closes), or a missing or repeated `Host`
 /// on HTTP/1.1 all make the request malformed (400).
 ///
 /// Bounded: the request line may take `maxRequestLineBytes` (else 414), the
@@ -124,6 +125,15 @@ public struct HTTPHeadParser: Sendable {
 
     /// Drops up to `count` buffered bytes after the last head (a body the
     /// daemon does not read); returns how many it dropped.
+    /// Up to `count` bytes after the last head, taken out (a body being read).
+    public mutating func take(upTo count: Int) -> ArraySlice<UInt8> {
+        let taken = min(count, buffer.count - lineStart)
+        let bytes = buffer[lineStart..<lineStart + taken]
+        lineStart += taken
+        scanned = max(scanned, lineStart)
+        return bytes
+    }
+
     public mutating func skip(upTo count: Int) -> Int {
         let dropped = min(count, buffer.count - lineStart)
         lineStart += dropped
@@ -213,7 +223,8 @@ public struct HTTPHeadParser: Sendable {
             head.contentLength = value
         }
         head.hasTransferEncoding = head.headerCount("transfer-encoding") > 0
-        if head.hasTransferEncoding && !lengths.isEmpty {
+        // A POST with both is the HTTP API's to refuse (411, closed, its body unread).
+        if head.hasTransferEncoding && !lengths.isEmpty && head.method != "POST" {
             return .failure(HTTPHeadError(400, "both Content-Length and Transfer-Encoding"))
         }
         let hosts = head.headerCount("host")

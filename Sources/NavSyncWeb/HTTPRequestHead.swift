@@ -49,6 +49,18 @@ public struct HTTPRequestHead: Equatable, Sendable {
         target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
     }
 
+    /// What follows the first `?` of the target, nil when there is none.
+    public var query: Substring? {
+        guard let mark = target.firstIndex(of: "?") else { return nil }
+        return target[target.index(after: mark)...]
+    }
+
+    /// `Content-Type` without its parameters, lowercased; nil when absent.
+    public var mediaType: String? {
+        header("content-type").map { $0.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            .trimmingBlanks().lowercased() }
+    }
+
     /// HTTP/1.1 keeps the connection unless told `close`; HTTP/1.0 closes
     /// unless told `keep-alive`.
     public var wantsKeepAlive: Bool {

@@ -7,6 +7,8 @@ public struct HTTPResponse: Equatable, Sendable {
     public var body: [UInt8]
     public var extraHeaders: [(name: String, value: String)]
     public var closesConnection: Bool
+    /// `no-store` everywhere but on `/rooms/NAME`, which may be revalidated by its `ETag`.
+    public var cacheControl = "no-store"
 
     public init(status: Int, contentType: String = "text/plain; charset=utf-8", body: [UInt8],
                 extraHeaders: [(name: String, value: String)] = [], closesConnection: Bool = false) {
@@ -19,18 +21,72 @@ public struct HTTPResponse: Equatable, Sendable {
 
     public static func == (a: HTTPResponse, b: HTTPResponse) -> Bool {
         a.status == b.status && a.contentType == b.contentType && a.body == b.body
-            && a.closesConnection == b.closesConnection
+            && a.closesConnection == b.closesConnection && a.cacheControl == b.cacheControl
             && a.extraHeaders.elementsEqual(b.extraHeaders, by: { $0.name == $1.name && $0.value == $1.value })
     }
 
     /// A plain-text refusal; 405 gets its `Allow`, 401 its challenge.
-    public static func refusal(_ status: Int, _ reason: String, closes: Bool) -> HTTPResponse {
+    public static func refusal(_ status: Int, _ reason: String, closes: Bool,
+                               allow: String = WebEndpoint.allowHeader) -> HTTPResponse {
         var headers: [(name: String, value: String)] = []
-        if status == 405 { headers.append(("Allow", WebEndpoint.allowHeader)) }
+        if status == 405 { headers.append(("Allow", allow)) }
         if status == 401 { headers.append(("WWW-Authenticate", "Bearer realm=\"navsync\"")) }
         return HTTPResponse(status: status, body: Array("\(reason)\n".utf8), extraHeaders: headers,
                             closesConnection: closes)
     }
+
+    /// A refusal on the HTTP API's paths: the same status and headers,
+    /// with the JSON body `{"error":"<code>","message":"…"}`.
+    public static func apiRefusal(_ status: Int, code: String, _ message: String, closes: Bool,
+                                  allow: String = WebEndpoint.allowHeader) -> HTTPResponse {
+        var response = refusal(status, message, closes: closes, allow: allow)
+        response.contentType = "application/json"
+        response.body = Array(JSONText.error(code: code, message: message).utf8)
+        return response
+    }
+
+    /// A plain refusal said as the HTTP API says it: its reason becomes
+    /// the message, under the code that names the status.
+    public func asAPIRefusal() -> HTTPResponse {
+        var response = self
+        var message = String(decoding: body, as: UTF8.self)
+        while message.hasSuffix("\n") { message.removeLast() }
+        response.contentType = "application/json"
+        response.body = Array(JSONText.error(code: Self.apiErrorCode(status, message: message), message: message).utf8)
+        return response
+    }
+
+    /// The `error` code of an HTTP API refusal that is not the line protocol's.
+    public static func apiErrorCode(_ status: Int, message: String = "") -> String {
+        switch status {
+        case 400: return "bad-args"
+        case 401: return message.contains("needed") ? "auth-required" : "auth-failed"
+        case 403: return "forbidden"
+        case 404: return "not-found"
+        case 405: return "method-not-allowed"
+        case 408: return "timeout"
+        case 411: return "length-required"
+        case 413: return "limit"
+        case 415: return "unsupported-media-type"
+        case 503: return "unavailable"
+        default: return "bad-request"
+        }
+    }
+
+    /// The head of a server-sent event stream: no length, as the body runs
+    /// until the connection closes. `allowOrigin`: the request's `Origin`,
+    /// already judged the daemon's own or an allowed one, which a browser
+    /// must see echoed before a page of that origin may read the stream
+    /// (a GET `EventSource` sends without a preflight; none is ever answered).
+    public static func eventStreamHead(date: String, server: String, allowOrigin: String? = nil) -> [UInt8] {
+        let cors = allowOrigin.map { "Access-Control-Allow-Origin: \($0)\r\nVary: Origin\r\n" } ?? ""
+        return Array(("HTTP/1.1 200 OK\r\nDate: \(date)\r\nServer: \(server)\r\n"
+            + "Content-Type: text/event-stream\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+            + cors + "Connection: close\r\n\r\n").utf8)
+    }
+
+    /// `Expect: 100-continue` answered once the checks before the body passed.
+    public static let continueHead: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     /// A Bearer from a throttled address: 401, and when to try again.
     public static func throttled(retryAfterSeconds seconds: Int, closes: Bool) -> HTTPResponse {
@@ -52,13 +108,14 @@ public struct HTTPResponse: Equatable, Sendable {
     public func encoded(date: String, server: String, headOnly: Bool) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(Self.reasonPhrase(status))\r\n"
         head += "Date: \(date)\r\nServer: \(server)\r\n"
-        head += "Content-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n"
-        head += "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+        // A 304 has no body, so neither its type nor a length is said.
+        if status != 304 { head += "Content-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n" }
+        head += "Cache-Control: \(cacheControl)\r\nX-Content-Type-Options: nosniff\r\n"
         for header in extraHeaders { head += "\(header.name): \(header.value)\r\n" }
         if closesConnection { head += "Connection: close\r\n" }
         head += "\r\n"
         var bytes = Array(head.utf8)
-        if !headOnly { bytes += body }
+        if !headOnly && status != 304 { bytes += body }
         return bytes
     }
 
@@ -72,14 +129,21 @@ public struct HTTPResponse: Equatable, Sendable {
     public static func reasonPhrase(_ status: Int) -> String {
         switch status {
         case 101: return "Switching Protocols"
+        case 100: return "Continue"
         case 200: return "OK"
+        case 304: return "Not Modified"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
         case 403: return "Forbidden"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
         case 408: return "Request Timeout"
+        case 411: return "Length Required"
+        case 412: return "Precondition Failed"
+        case 413: return "Content Too Large"
         case 414: return "URI Too Long"
+        case 415: return "Unsupported Media Type"
+        case 422: return "Unprocessable Content"
         case 431: return "Request Header Fields Too Large"
         case 503: return "Service Unavailable"
         default: return "Status"

@@ -7,14 +7,46 @@ public enum WebEndpoint: Equatable, Sendable {
     case webSocket
     case health
     case metrics
-    /// `/rooms/NAME`; the name is checked later (a bad one is 400).
+    /// `/rooms/NAME`: the room document, and `POST` a change; the name is
+    /// checked later (a bad one is 400).
     case room(String)
+    /// `/rooms/NAME/members`: the room's members, as `WHO` lists them.
+    case roomMembers(String)
+    /// `/rooms/NAME/events`: the room as server-sent events.
+    case roomEvents(String)
     /// `/rooms`: the rooms with state the caller may see.
     case roomList
 
-    /// Every method served; anything else on a known path is 405.
+    /// The methods of paths that only read; anything else there is 405.
     public static let allowedMethods = ["GET", "HEAD"]
     public static let allowHeader = "GET, HEAD"
+
+    /// The methods this path takes, for the check and for `Allow`.
+    public var methods: [String] {
+        switch self {
+        case .room: return ["GET", "HEAD", "POST"]
+        case .roomEvents: return ["GET"]
+        default: return Self.allowedMethods
+        }
+    }
+
+    public var allowHeader: String { methods.joined(separator: ", ") }
+
+    /// The paths of the HTTP API (HTTP-API.md), whose every error carries a JSON body.
+    public var isRoomAPI: Bool {
+        switch self {
+        case .room, .roomMembers, .roomEvents: return true
+        default: return false
+        }
+    }
+
+    /// The room a `/rooms/NAME...` path names, as written.
+    public var roomName: String? {
+        switch self {
+        case .room(let name), .roomMembers(let name), .roomEvents(let name): return name
+        default: return nil
+        }
+    }
 
     /// The endpoint for a request path, nil for an unknown one (404).
     public static func route(path: Substring) -> WebEndpoint? {
@@ -27,7 +59,15 @@ public enum WebEndpoint: Equatable, Sendable {
         default:
             let prefix = "/rooms/"
             guard path.hasPrefix(prefix) else { return nil }
-            return .room(String(path.dropFirst(prefix.count)))
+            let rest = path.dropFirst(prefix.count)
+            // A room name holds no `/`, so the first one ends it.
+            guard let slash = rest.firstIndex(of: "/") else { return .room(String(rest)) }
+            let name = String(rest[..<slash])
+            switch rest[slash...] {
+            case "/members": return .roomMembers(name)
+            case "/events": return .roomEvents(name)
+            default: return .room(String(rest))
+            }
         }
     }
 
@@ -35,7 +75,7 @@ public enum WebEndpoint: Equatable, Sendable {
     /// anonymous role, or a Bearer token's).
     public var needsToken: Bool {
         switch self {
-        case .metrics, .room, .roomList: return true
+        case .metrics, .room, .roomMembers, .roomEvents, .roomList: return true
         case .page, .webSocket, .health: return false
         }
     }

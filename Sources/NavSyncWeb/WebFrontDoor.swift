@@ -20,6 +20,10 @@ public final class WebFrontDoor {
     let page: [UInt8]
     let serverHeader = "navsyncd/\(NavSyncVersion.current)"
     let maxMessageBytes: Int
+    /// `--max-line`: a change sent as JSON may not make a longer line.
+    let maxLineBytes: Int
+    /// Turns a room's turn into server-sent events once for all its streams.
+    let eventWriter = ServerSentEventWriter()
     /// `defaultHeadTimeoutMilliseconds` in the daemon; shorter in the door's unit tests.
     let headTimeoutMilliseconds: UInt64
     /// Frames every WebSocket's outgoing lines (see `WebSocketTextWriter`).
@@ -34,11 +38,17 @@ public final class WebFrontDoor {
     private var dateSecond = -1
     private var dateText = ""
 
+    /// An event stream's `: ping` after this much silence.
+    let eventPingMilliseconds: UInt64
+
     public init(access: WebAccess, page: [UInt8], maxLineBytes: Int,
-                headTimeoutMilliseconds: UInt64 = WebFrontDoor.defaultHeadTimeoutMilliseconds) {
+                headTimeoutMilliseconds: UInt64 = WebFrontDoor.defaultHeadTimeoutMilliseconds,
+                eventPingMilliseconds: UInt64 = UInt64(ServerSentEvents.pingAfterSeconds) * 1000) {
+        self.eventPingMilliseconds = eventPingMilliseconds
         self.access = access
         self.page = page
         self.maxMessageBytes = Self.maxMessageBytes(maxLineBytes: maxLineBytes)
+        self.maxLineBytes = maxLineBytes
         self.headTimeoutMilliseconds = headTimeoutMilliseconds
     }
 

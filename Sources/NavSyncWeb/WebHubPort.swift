@@ -36,4 +36,15 @@ public protocol WebHubPort: AnyObject {
     /// replies) was queued: the hub holds the connection to the same
     /// `--max-pending` bound as its replies.
     func outputQueuedOutsideLines()
+
+    /// The room's members in `WHO`'s order (`/rooms/NAME/members`).
+    func members(of room: String) -> [Member]
+    /// The room as it was right after `revision` (a change's answer), nil
+    /// when that is no longer known.
+    func roomState(_ name: String, at revision: UInt64) -> RoomState?
+    /// The session acts for this request's grant (from `token`, nil for
+    /// the anonymous role) in `room`, as `AUTH` and `JOIN` would, without a
+    /// reply. A change or an events stream then goes up the byte stream as
+    /// the line protocol's own lines, and the answers come down as lines.
+    func act(for grant: Grant, token: String?, in room: String)
 }

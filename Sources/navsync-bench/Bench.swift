@@ -8,6 +8,8 @@ final class Watcher {
     var scanner = LineScanner()
     /// For WebSocket watchers: frames instead of lines.
     var frames = FrameScanner()
+    /// For server-sent event watchers: the event names.
+    var eventStream = EventStreamScanner()
     var events = 0
     var subscribed = false
     /// The highest event target this watcher has already been counted for.
@@ -332,6 +334,8 @@ final class Bench {
         }
         if wire.system == .navsyncWebSocket {
             watcher.frames.scan(bytes, classify)
+        } else if wire.system == .navsyncSSE {
+            watcher.eventStream.scan(bytes, classify)
         } else {
             watcher.scanner.scan(bytes, classify)
         }

@@ -60,7 +60,7 @@ struct BenchOptions {
                navsync-bench history --daemon PATH --port N [--rooms R] [--history H] [--json FILE]
                                                        RSS of the WATCH <rev> history, R rooms filled to H events
 
-          --system navsync|navsync-ws|navsync-tls|redis|redis-tls|nats|floor   protocol (default navsync)
+          --system navsync|navsync-ws|navsync-sse|navsync-tls|redis|redis-tls|nats|floor   protocol (default navsync)
           --label NAME                        name the result NAME (e.g. baseline) instead of the system
           --host ADDR --port N                server address (default 127.0.0.1:7878)
           --pid PID                           server process, for RSS and CPU from /proc (repeatable: summed)

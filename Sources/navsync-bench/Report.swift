@@ -137,6 +137,8 @@ enum Report {
         }
         out += section("navsync-ws", against: "navsync", label: "tcp",
                        "navsync-ws (watchers on WebSocket) vs navsync (watchers on TCP), same run:")
+        out += section("navsync-sse", against: "navsync", label: "tcp",
+                       "navsync-sse (watchers on server-sent events) vs navsync (watchers on TCP), same run:")
         out += section("navsync-tls", against: "navsync", label: "plain",
                        "navsync-tls (watchers inside TLS) vs navsync (plain TCP), same run:")
         out += section("navsync-tls", against: "redis-tls", label: "redis-tls",

@@ -9,6 +9,10 @@ enum System: String, CaseIterable, Codable {
     /// navsyncd with its watchers on WebSocket (`/ws`, one text message per
     /// line); the actor stays on TCP, so the rows compare the fan-out.
     case navsyncWebSocket = "navsync-ws"
+    /// navsyncd with its watchers on server-sent events (`GET
+    /// /rooms/main/events`, one `change` event per change); the actor
+    /// stays on TCP, so the rows compare the fan-out.
+    case navsyncSSE = "navsync-sse"
     /// navsyncd with its watchers inside TLS (`--tls-port`, the bench's own
     /// TLS client, as a remote watcher would be); the actor stays on TCP.
     case navsyncTLS = "navsync-tls"
@@ -59,6 +63,8 @@ struct Wire {
             Array(((watcherToken.map { "AUTH \($0)\n" } ?? "") + "WATCH\n").utf8)
         case .navsyncWebSocket:
             Self.upgradeRequest + Self.maskedText("WATCH")
+        case .navsyncSSE:
+            Self.eventsRequest
         case .redis, .redisTLS:
             resp(["SUBSCRIBE", Self.channel])
         case .nats:
@@ -80,7 +86,7 @@ struct Wire {
     /// is the event line navsync would send; for NATS a PUB of that payload (no state kept).
     func change(sequence: Int, screen: String) -> [UInt8] {
         switch system {
-        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor:
+        case .navsync, .navsyncWebSocket, .navsyncSSE, .navsyncTLS, .floor:
             return Array("SELECT \(screen)\n".utf8)
         case .redis, .redisTLS:
             return resp(["SET", "\(Self.channel):route", "/\(screen)"])
@@ -94,7 +100,7 @@ struct Wire {
     /// Acknowledgement lines the actor receives per change (0: the system sends none).
     var acknowledgementsPerChange: Int {
         switch system {
-        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor, .redis, .redisTLS: 1
+        case .navsync, .navsyncWebSocket, .navsyncSSE, .navsyncTLS, .floor, .redis, .redisTLS: 1
         case .nats: 0
         }
     }
@@ -107,6 +113,9 @@ struct Wire {
     /// A fixed key is fine: the bench checks nothing of the handshake but its end.
     static let upgradeRequest = Array(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
         + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
+
+    /// The events of the room the actor changes (`main`, where connections start).
+    static let eventsRequest = Array("GET /rooms/main/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
 
     /// A short client text frame, masked as RFC 6455 requires.
     static func maskedText(_ text: String) -> [UInt8] {
@@ -132,6 +141,13 @@ struct Wire {
             // The `OK` of a watcher's AUTH.
             if b0 == UInt8(ascii: "O") && watcherToken != nil { return .ignore }
             return .error
+        case .navsyncSSE:
+            // Bytes 7 and 8 of each line (EventStreamScanner): `event: change`,
+            // `event: state` (the first: subscribed; later: a resync), `event: denied`.
+            if b0 == UInt8(ascii: "c") && b1 == UInt8(ascii: "h") { return .event }
+            if b0 == UInt8(ascii: "s") && b1 == UInt8(ascii: "t") { return .subscribed }
+            if b0 == UInt8(ascii: "d") && b1 == UInt8(ascii: "e") { return .error }
+            return .ignore
         case .redis, .redisTLS:
             // *3 / $7 / message / $8 / navbench / $N / payload; the SUBSCRIBE reply has a
             // "subscribe" bulk string. Payloads start with 'E', channel with 'n'.
@@ -151,7 +167,7 @@ struct Wire {
     /// Classifies a line the actor received.
     func actorLine(_ b0: UInt8, _ b1: UInt8) -> LineKind {
         switch system {
-        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor:
+        case .navsync, .navsyncWebSocket, .navsyncSSE, .navsyncTLS, .floor:
             if b0 == UInt8(ascii: "O") { return .changeAcknowledged }
             return .error
         case .redis, .redisTLS:

@@ -51,4 +51,12 @@ final class SessionWebPort: WebHubPort {
     func finish(because why: String) { server.finish(session, because: .web(why)) }
 
     func outputQueuedOutsideLines() { server.outputQueuedOutsideLines(for: session) }
+
+    func members(of room: String) -> [Member] { server.roomMembers(room) }
+
+    func roomState(_ name: String, at revision: UInt64) -> RoomState? { server.roomState(name, at: revision) }
+
+    func act(for grant: Grant, token: String?, in room: String) {
+        server.act(session, for: grant, token: token, in: room)
+    }
 }

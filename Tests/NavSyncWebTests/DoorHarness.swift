@@ -23,11 +23,12 @@ final class DoorHarness {
     /// - Parameter sharing: another harness whose loop and front door this
     ///   connection shares (two connections of one daemon).
     init(headTimeoutMilliseconds: UInt64 = WebFrontDoor.defaultHeadTimeoutMilliseconds,
-         sharing other: DoorHarness? = nil) throws {
+         eventPingMilliseconds: UInt64 = 15_000, allowedOrigins: [String] = [], sharing other: DoorHarness? = nil) throws {
         loop = try other?.loop ?? EventLoop()
         ownsLoop = other == nil
-        front = other?.front ?? WebFrontDoor(access: WebAccess(allowedOrigins: []), page: Array("<p>the page</p>".utf8),
-                                             maxLineBytes: 4096, headTimeoutMilliseconds: headTimeoutMilliseconds)
+        front = other?.front ?? WebFrontDoor(access: WebAccess(allowedOrigins: allowedOrigins), page: Array("<p>the page</p>".utf8),
+                                             maxLineBytes: 4096, headTimeoutMilliseconds: headTimeoutMilliseconds,
+                                             eventPingMilliseconds: eventPingMilliseconds)
         door = ConnectionDoor(over: stream, door: front, hub: hub, loop: loop)
         door.onRead = { [unowned self] bytes in self.up += Array(bytes) }
         door.onEnd = { [unowned self] _ in self.endsUp += 1 }

@@ -14,6 +14,9 @@ final class FakeWebHub: WebHubPort {
     private(set) var bearers: [String?] = []
     private(set) var finishedBecause: [String] = []
     private(set) var outputsOutsideLines = 0
+    var members: [String: [Member]] = [:]
+    /// Each `act`: the grant, token and room a request acted for.
+    private(set) var acted: [(grant: Grant, token: String?, room: String)] = []
 
     func credential(bearer token: String?) -> Credential {
         bearers.append(token)
@@ -37,4 +40,12 @@ final class FakeWebHub: WebHubPort {
     }
 
     func outputQueuedOutsideLines() { outputsOutsideLines += 1 }
+
+    func members(of room: String) -> [Member] { members[room] ?? [] }
+
+    func roomState(_ name: String, at revision: UInt64) -> RoomState? {
+        rooms[name].flatMap { $0.revision == revision ? $0 : nil }
+    }
+
+    func act(for grant: Grant, token: String?, in room: String) { acted.append((grant, token, room)) }
 }

@@ -104,6 +104,25 @@ final class HTTPHeadParserTests: XCTestCase {
         XCTAssertEqual(second.target, "/ws")
     }
 
+    func test_parser_bodyIsTaken_inPieces_asItArrives() {
+        var parser = HTTPHeadParser()
+        parser.append(bytes("POST /rooms/a HTTP/1.1\r\nHost: a\r\nContent-Length: 12\r\n\r\n{\"op\""))
+        guard case .success(let head)? = parser.next() else { return XCTFail("no head") }
+        var body = Array(parser.take(upTo: head.contentLength))
+        XCTAssertEqual(body.count, 5)
+        parser.append(bytes(":\"pop\"}GET"))
+        body += parser.take(upTo: head.contentLength - body.count)
+        XCTAssertEqual(String(decoding: body, as: UTF8.self), "{\"op\":\"pop\"}")
+        XCTAssertEqual(parser.bufferedByteCount, 3, "what follows the body stays for the next head")
+    }
+
+    func test_parser_postWithBothLengths_isLeftToTheAPI_everyOtherMethodIs400() {
+        var parser = HTTPHeadParser()
+        parser.append(bytes("POST /rooms/a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"))
+        guard case .success(let head)? = parser.next() else { return XCTFail("no head") }
+        XCTAssertTrue(head.hasTransferEncoding)
+    }
+
     func testParser_bytesAfterHeadAreHandedOver() {
         var parser = HTTPHeadParser()
         parser.append(bytes("GET /ws HTTP/1.1\r\nHost: a\r\n\r\n\u{81}\u{7F}"))

@@ -18,9 +18,9 @@ final class WebDecisionTests: XCTestCase {
     }
 
     private func judge(_ head: HTTPRequestHead, token: String? = nil) -> WebDecision {
-        WebDecision.judge(head, access: access) {
+        WebDecision.judge(head, access: access) { presented in
             guard let token else { return .granted(.unrestricted) }
-            guard let presented = WebAccess.bearerToken(head.header("authorization")) else { return .missing }
+            guard let presented else { return .missing }
             return presented == token ? .granted(Grant(role: .control, rooms: .every, name: "control")) : .wrong
         }
     }
@@ -41,9 +41,10 @@ final class WebDecisionTests: XCTestCase {
 
     func testDecision_statusCodes() {
         XCTAssertEqual(judge(head("/nope")), .refuse(status: 404, reason: "no such path", close: false))
-        XCTAssertEqual(judge(head("POST", "/")), .refuse(status: 405, reason: "only GET and HEAD", close: false))
-        XCTAssertEqual(judge(head("DELETE", "/rooms/main")), .refuse(status: 405, reason: "only GET and HEAD", close: false))
-        XCTAssertEqual(judge(head("POST", "/", te: true)), .refuse(status: 405, reason: "only GET and HEAD", close: true))
+        // A POST refused before its body is read is closed.
+        XCTAssertEqual(judge(head("POST", "/")), .refuse(status: 405, reason: "only GET, HEAD", close: true))
+        XCTAssertEqual(judge(head("DELETE", "/rooms/main")), .refuse(status: 405, reason: "only GET, HEAD, POST", close: false))
+        XCTAssertEqual(judge(head("POST", "/", te: true)), .refuse(status: 405, reason: "only GET, HEAD", close: true))
         XCTAssertEqual(judge(head("GET", "/", te: true)), .refuse(status: 400, reason: "Transfer-Encoding on a GET", close: true))
         XCTAssertEqual(judge(head("/rooms/bad%20name")), .refuse(status: 400, reason: "bad room name", close: false))
         XCTAssertEqual(judge(head("/rooms/" + String(repeating: "a", count: 65))), .refuse(status: 400, reason: "bad room name", close: false))
@@ -65,11 +66,11 @@ final class WebDecisionTests: XCTestCase {
 
     func testDecision_throttledOrInvalidCredential_isA401OfItsOwn_andTheResponseSaysWhenOrWhy() {
         let bearer = head("/metrics", [("authorization", "Bearer anything")])
-        XCTAssertEqual(WebDecision.judge(bearer, access: access) { .throttled(retryAfterSeconds: 7) },
+        XCTAssertEqual(WebDecision.judge(bearer, access: access) { _ in .throttled(retryAfterSeconds: 7) },
                        .throttled(retryAfterSeconds: 7))
-        XCTAssertEqual(WebDecision.judge(bearer, access: access) { .refused("token expired") }, .invalidToken("token expired"))
+        XCTAssertEqual(WebDecision.judge(bearer, access: access) { _ in .refused("token expired") }, .invalidToken("token expired"))
         // Paths that need no token never ask.
-        XCTAssertEqual(WebDecision.judge(head("/healthz"), access: access) { .throttled(retryAfterSeconds: 7) },
+        XCTAssertEqual(WebDecision.judge(head("/healthz"), access: access) { _ in .throttled(retryAfterSeconds: 7) },
                        .serve(.health))
         let throttled = String(decoding: HTTPResponse.throttled(retryAfterSeconds: 7, closes: false)
             .encoded(date: "d", server: "s", headOnly: false), as: UTF8.self)
@@ -118,7 +119,7 @@ final class WebDecisionTests: XCTestCase {
         let refused = WebDecision.refuse(status: 403, reason: "Origin not allowed", close: true)
         let accepted = WebDecision.upgrade(key: "dGhlIHNhbXBsZSBub25jZQ==")
         func overTLS(_ origin: String) -> WebDecision {
-            WebDecision.judge(head("/ws", upgrade + [("origin", origin)]), access: access, overTLS: true) {
+            WebDecision.judge(head("/ws", upgrade + [("origin", origin)]), access: access, overTLS: true) { _ in
                 .granted(.unrestricted)
             }
         }
@@ -173,5 +174,103 @@ final class WebDecisionTests: XCTestCase {
                        [Array("OK 1".utf8), Array("EVENT 1 select /red".utf8)])
         XCTAssertEqual(splitter.messages(from: Array("PAR".utf8)), [])
         XCTAssertEqual(splitter.messages(from: Array("T\n\n".utf8)).map(Array.init), [Array("PART".utf8), []])
+    }
+}
+
+/// The HTTP API's order of checks (HTTP-API.md): each request fails at the
+/// first rule it breaks, so a request that breaks two gets the earlier one.
+final class WebDecisionAPIOrderTests: XCTestCase {
+    private let access = WebAccess(allowedOrigins: ["https://ops.example"])
+    private let control = Grant(role: .control, rooms: .every, name: "ops")
+    private let viewer = Grant(role: .view, rooms: .every, name: "wall")
+    private let hallOnly = Grant(role: .control, rooms: .only(["hall"]), name: "desk")
+
+    private func post(_ path: String = "/rooms/hall", _ headers: [(String, String)] = [], length: Int? = 12,
+                      te: Bool = false) -> HTTPRequestHead {
+        var all: [(name: String, value: String)] = [("host", "127.0.0.1:7878")]
+        if let length { all.append(("content-length", String(length))) }
+        all += headers.map { (name: $0.0, value: $0.1) }
+        return HTTPRequestHead(method: "POST", target: path, minorVersion: 1, headers: all,
+                               contentLength: length ?? 0, hasTransferEncoding: te)
+    }
+
+    private func judge(_ head: HTTPRequestHead, _ credential: Credential) -> WebDecision {
+        WebDecision.judge(head, access: access) { _ in credential }
+    }
+
+    private func status(_ decision: WebDecision) -> Int? {
+        switch decision {
+        case .refuse(let status, _, let close):
+            XCTAssertTrue(close, "every refusal of a POST closes: \(decision)")
+            return status
+        case .wrongToken, .invalidToken, .throttled: return 401
+        case .change: return 200
+        default: return nil
+        }
+    }
+
+    private let json = ("content-type", "application/json")
+
+    func test_post_eachRuleInTurn() {
+        let evil = ("origin", "http://evil.example")
+        XCTAssertEqual(status(judge(post("/rooms/bad!name", [evil], te: true), .missing)), 401, "credential before the name")
+        XCTAssertEqual(status(judge(post("/rooms/bad!name", [evil]), .granted(hallOnly))), 403, "a list grant: forbidden first")
+        XCTAssertEqual(status(judge(post("/rooms/bad!name", [evil]), .granted(control))), 400, "then the name")
+        XCTAssertEqual(status(judge(post("/rooms/hall", [evil]), .granted(viewer))), 403, "the grant's role")
+        XCTAssertEqual(status(judge(post("/rooms/hall", [evil], te: true), .granted(control))), 403, "Origin before the length")
+        XCTAssertEqual(status(judge(post("/rooms/hall", [], length: nil), .granted(control))), 411)
+        XCTAssertEqual(status(judge(post("/rooms/hall", [], te: true), .granted(control))), 411, "Transfer-Encoding with a length")
+        XCTAssertEqual(status(judge(post("/rooms/hall", [], length: 8193), .granted(control))), 413, "size before type")
+        XCTAssertEqual(status(judge(post("/rooms/hall", [], length: 8192), .granted(control))), 415, "8 KiB exactly passes the size")
+        XCTAssertEqual(status(judge(post("/rooms/hall", [("content-type", "text/plain")]), .granted(control))), 415)
+        XCTAssertEqual(status(judge(post("/rooms/hall", [("content-type", "Application/JSON; charset=utf-8")]),
+                                    .granted(control))), 200)
+        XCTAssertEqual(status(judge(post("/rooms/hall", [json, ("origin", "https://ops.example")]), .granted(control))), 200)
+        XCTAssertEqual(status(judge(post("/rooms/hall", [json, ("origin", "http://127.0.0.1:7878")]), .granted(control))), 200)
+        XCTAssertEqual(status(judge(post("/rooms/hall", [json]), .wrong)), 401)
+    }
+
+    func test_post_carriesTheGrantAndToken_andAsksFor100ContinueOnlyWhenAsked() {
+        var head = post("/rooms/hall", [json, ("authorization", "Bearer abc"), ("expect", "100-continue")])
+        XCTAssertEqual(judge(head, .granted(control)),
+                       .change(room: "hall", grant: control, token: "abc", expectsContinue: true))
+        head = post("/rooms/hall", [json])
+        XCTAssertEqual(judge(head, .granted(control)), .change(room: "hall", grant: control, token: nil, expectsContinue: false))
+    }
+
+    func test_events_tokenFromTheQuery_originAndSince() {
+        func get(_ target: String, _ headers: [(String, String)] = []) -> HTTPRequestHead {
+            HTTPRequestHead(method: "GET", target: target, minorVersion: 1,
+                            headers: [("host", "127.0.0.1:7878")] + headers.map { (name: $0.0, value: $0.1) })
+        }
+        var asked: [String?] = []
+        let decision = WebDecision.judge(get("/rooms/hall/events?since=x&token=a%2Bb"), access: access) { token in
+            asked.append(token)
+            return .granted(self.viewer)
+        }
+        XCTAssertEqual(asked, ["a+b"], "the token is judged before the rest of the query")
+        XCTAssertEqual(decision, .refuse(status: 400, reason: "?since= must be a revision, a whole number below 2^64", close: false))
+        asked = []
+        _ = WebDecision.judge(get("/rooms/hall?token=abc"), access: access) { token in
+            asked.append(token)
+            return .missing
+        }
+        XCTAssertEqual(asked, [nil], "?token= is read on the events path only")
+        XCTAssertEqual(WebDecision.judge(get("/rooms/hall/events", [("origin", "http://evil.example")]), access: access) { _ in
+            .granted(self.viewer)
+        }, .refuse(status: 403, reason: "Origin not allowed", close: false))
+        XCTAssertEqual(WebDecision.judge(get("/rooms/hall/events", [("last-event-id", "7")]), access: access) { _ in
+            .granted(self.viewer)
+        }, .events(room: "hall", grant: viewer, token: nil,
+                   request: EventStreamRequest(resumeAfter: 7, token: nil, memberName: nil)))
+    }
+
+    func test_routes_andTheirMethods() {
+        XCTAssertEqual(WebEndpoint.route(path: "/rooms/hall/members"), .roomMembers("hall"))
+        XCTAssertEqual(WebEndpoint.route(path: "/rooms/hall/events"), .roomEvents("hall"))
+        XCTAssertEqual(WebEndpoint.route(path: "/rooms/hall/other"), .room("hall/other"), "a bad name, refused later")
+        XCTAssertEqual(WebEndpoint.room("hall").allowHeader, "GET, HEAD, POST")
+        XCTAssertEqual(WebEndpoint.roomMembers("hall").allowHeader, "GET, HEAD")
+        XCTAssertEqual(WebEndpoint.roomEvents("hall").allowHeader, "GET")
     }
 }
