@@ -312,6 +312,7 @@ def main():
         wait_for(driver, "wall 2 says its token was refused", lambda d: text(d, "notice-title") == "This screen's token was refused")
         check("wall 2: a full-page message, no prompt, no chrome",
               not shown(driver, "auth") and not shown(driver, "status") and not shown(driver, "title"))
+        check("wall 2: no reconnecting badge under a final notice", not shown(driver, "badge"))
         shot(driver, "scenario-wall-revoked.png")
         driver.switch_to.window(wall_1)
         display_checks(driver, "wall 1 after wall 2's token was revoked", "Green")
