@@ -51,7 +51,7 @@ private func read(_ chunks: [ArraySlice<UInt8>]) -> Outcome {
         do {
             try chunk.withUnsafeBytes { try reader.read($0) { outcome.statuses.append($0) } }
         } catch {
-            outcome.error = error.description
+            outcome.error = String(describing: error)
             return outcome
         }
     }
