@@ -109,5 +109,7 @@ let package = Package(
         .testTarget(name: "NavSyncClientTests", dependencies: ["NavSyncClient", "NavSyncCore"]),
         // The example's own screen enum is the unit tests' typed screen.
         .testTarget(name: "NavSyncKitTests", dependencies: ["NavSyncKit", "NavSyncClient", "NavSyncCore", "navsync-abc"]),
+        // The bench's own parsers (what it counts must be whole answers).
+        .testTarget(name: "NavSyncBenchTests", dependencies: ["navsync-bench"]),
     ]
 )

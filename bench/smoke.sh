@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test for `make test`: navsync-bench once, tiny (N=20, M=20), against
 # a fresh navsyncd on a free loopback port, with its watchers on TCP, then
-# inside TLS, then on server-sent events. Checks only that the runs complete with every event
+# inside TLS, then on server-sent events, and HTTP writers. Checks only that the runs complete with every event
 # delivered; no timing is asserted.
 # Usage: bench/smoke.sh BIN_DIR
 set -euo pipefail
@@ -15,4 +15,6 @@ FRESH_DAEMON_TLS=1 . "$(dirname "$0")/fresh-daemon.sh" "bench smoke"
 "$BIN/navsync-bench" --system navsync-sse --port "$port" --pid "$daemon" -n 20 -m 20 -k 10 \
     --warmup 2 --burst-deliveries 200 --min-bursts 2 --timeout 60 --quiet --json "$work/run-smoke-sse.json"
 "$BIN/navsync-bench" report "$work" >/dev/null
-echo "bench smoke: navsync-bench ran against navsyncd (N=20, M=20; watchers on TCP, then inside TLS, then on SSE); every event delivered"
+# (1.3) The writers over HTTP: keep-alive POSTs, every answer a whole 200.
+"$BIN/navsync-bench" writers --ports "$port" --protocol http -w 2 --changes 100 --warmup 5 --timeout 60 >/dev/null
+echo "bench smoke: navsync-bench ran against navsyncd (N=20, M=20; watchers on TCP, then inside TLS, then on SSE); every event delivered; HTTP writers answered 200"

@@ -8,7 +8,13 @@ import UVLoop
 /// client library would. Writers are spread over the given ports in turn;
 /// each writes its own room (`--rooms own`) or all write one (`--rooms one`,
 /// where daemons of a fleet race for the same revisions).
+/// With `--protocol http` each writer instead sends `POST /rooms/ROOM`
+/// requests with a JSON change on one keep-alive connection, one request in
+/// flight (the window is 1: HTTP/1.1 clients do not pipeline), and only
+/// `200` answers count; any other status ends the run as a failure.
 struct WriterOptions {
+    enum WireProtocol: String { case line, http }
+    var wireProtocol = WireProtocol.line
     var host = "127.0.0.1"
     var ports: [Int] = [7878]
     var writers = 10
@@ -32,13 +38,15 @@ struct WriterOptions {
           --changes N                     acknowledged changes timed in all (default 20000)
           --warmup N                      untimed changes per writer first (default 200)
           --rooms own|one                 a room per writer, or all in one room (default own)
+          --protocol line|http            SELECT lines, or POST /rooms/ROOM with a JSON change,
+                                          one request in flight per connection (default line)
           --pids P1,P2,...                processes whose CPU is summed (daemons, redis)
           --label NAME                    name of the row (default navsync)
           --timeout S --json FILE
         """
 
     static let spec = CommandLineSpec(
-        valued: ["host", "ports", "writers", "window", "changes", "warmup", "rooms", "pids", "label", "timeout", "json"],
+        valued: ["host", "ports", "writers", "window", "changes", "warmup", "rooms", "protocol", "pids", "label", "timeout", "json"],
         switches: [], shortAliases: ["w": "writers"])
 
     static func parse(_ arguments: [String]) throws(CommandLineSpec.UsageError) -> WriterOptions {
@@ -72,6 +80,18 @@ struct WriterOptions {
         case "one": options.sharedRoom = true
         case let other: throw CommandLineSpec.UsageError("--rooms must be own or one, not \(other)")
         }
+        if let text = parsed.last("protocol") {
+            guard let wire = WireProtocol(rawValue: text) else {
+                throw CommandLineSpec.UsageError("--protocol must be line or http, not \(text)")
+            }
+            options.wireProtocol = wire
+        }
+        if options.wireProtocol == .http {
+            if parsed.last("window").map({ $0 != "1" }) ?? false {
+                throw CommandLineSpec.UsageError("--protocol http keeps one request in flight per connection: --window must be 1")
+            }
+            options.window = 1
+        }
         return options
     }
 }
@@ -79,6 +99,7 @@ struct WriterOptions {
 /// What one writers run measured.
 struct WritersResult: Codable {
     var label = ""
+    var wireProtocol = "line"
     var writers = 0
     var window = 0
     var daemons = 0
@@ -98,9 +119,11 @@ final class WritersRun {
     private final class Writer {
         let connection: StreamConnection
         var scanner = LineScanner()
+        var responses = HTTPResponseReader()
         var inFlight = 0
         var acknowledged = 0
         var screen = 0
+        var room = ""
         init(connection: StreamConnection) { self.connection = connection }
     }
 
@@ -125,6 +148,7 @@ final class WritersRun {
 
     func start() {
         result.label = options.label
+        result.wireProtocol = options.wireProtocol.rawValue
         result.writers = options.writers
         result.window = options.window
         result.daemons = options.ports.count
@@ -148,8 +172,17 @@ final class WritersRun {
                 let writer = Writer(connection: connection)
                 self.writers.append(writer)
                 connection.setNoDelay(true)
-                connection.onRead = { [unowned self, unowned writer] bytes in self.read(writer, bytes) }
                 connection.onEnd = { [unowned self] end in self.fail("a daemon closed writer \(index): \(end)") }
+                if self.options.wireProtocol == .http {
+                    connection.onRead = { [unowned self, unowned writer] bytes in self.readHTTP(writer, bytes) }
+                    connection.startReading()
+                    writer.room = self.options.sharedRoom ? "hbench" : "hbench\(index)"
+                    // No JOIN over HTTP: the first POST creates the room.
+                    self.ready += 1
+                    if self.ready == self.options.writers { self.beginAll() }
+                    return
+                }
+                connection.onRead = { [unowned self, unowned writer] bytes in self.read(writer, bytes) }
                 connection.startReading()
                 let room = self.options.sharedRoom ? "wbench" : "wbench\(index)"
                 // The JOIN's STATE reply is not an acknowledgement; counted apart by its first byte.
@@ -176,7 +209,12 @@ final class WritersRun {
             if ready == options.writers { beginAll() }
             return
         }
-        writer.inFlight -= answered + failedLines
+        writer.inFlight -= failedLines
+        acknowledge(writer, answered)
+    }
+
+    private func acknowledge(_ writer: Writer, _ answered: Int) {
+        writer.inFlight -= answered
         writer.acknowledged += answered
         if timing {
             timedAcknowledged += answered
@@ -188,6 +226,25 @@ final class WritersRun {
             startTiming()
         }
         refill(writer)
+    }
+
+    /// HTTP: every whole `200` answer is one acknowledged change; anything else fails the run.
+    private func readHTTP(_ writer: Writer, _ bytes: UnsafeRawBufferPointer) {
+        var answered = 0
+        var refused: Int?
+        do {
+            try writer.responses.read(bytes) { status in
+                if status == 200 { answered += 1 } else if refused == nil { refused = status }
+            }
+        } catch {
+            fail("unreadable HTTP response: \(error)")
+            return
+        }
+        if let refused {
+            fail("POST /rooms/\(writer.room) answered \(refused), not 200")
+            return
+        }
+        acknowledge(writer, answered)
     }
 
     private func beginAll() {
@@ -207,7 +264,14 @@ final class WritersRun {
         while writer.inFlight < options.window {
             writer.inFlight += 1
             writer.screen = 1 - writer.screen
-            bytes += Array("SELECT \(Wire.screens[writer.screen])\n".utf8)
+            switch options.wireProtocol {
+            case .line:
+                bytes += Array("SELECT \(Wire.screens[writer.screen])\n".utf8)
+            case .http:
+                let body = #"{"op":"select","screen":"\#(Wire.screens[writer.screen])"}"#
+                bytes += Array(("POST /rooms/\(writer.room) HTTP/1.1\r\nHost: \(options.host)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body).utf8)
+            }
         }
         writer.connection.write([bytes])
     }
@@ -246,7 +310,8 @@ func runWriters(_ arguments: [String]) -> Never {
     let describe = { (result: WritersResult) -> String in
         errors = result.errors
         let cpu = result.serverCPUMicrosPerChange.map { ", server CPU \(format($0, 1)) us/change" } ?? ""
-        return "\(result.label): \(result.writers) writers x window \(result.window) on \(result.daemons) daemon(s), "
+        let wire = result.wireProtocol == "http" ? " over HTTP (POST, one request in flight each)" : ""
+        return "\(result.label)\(wire): \(result.writers) writers x window \(result.window) on \(result.daemons) daemon(s), "
             + "\(result.sharedRoom ? "one room" : "a room each"): \(Int(result.changesPerSecond.rounded())) changes/s"
             + "\(cpu), \(result.errors) errors"
     }
