@@ -18,47 +18,28 @@ public enum GrantsFile {
         }
     }
 
-    /// Why the file was refused: the 1-based line (0 for the file as a
-    /// whole) and the reason. Never holds a token.
-    public struct Problem: Error, Equatable, Sendable {
-        public var line: Int
-        public var reason: String
-
-        public init(line: Int, reason: String) {
-            self.line = line
-            self.reason = reason
-        }
-
-        /// `FILE:LINE: reason`, or `FILE: reason` for the whole file.
-        public func described(file: String) -> String {
-            line > 0 ? "\(file):\(line): \(reason)" : "\(file): \(reason)"
-        }
-    }
+    /// Why the file was refused: the line and the reason. Never holds a token.
+    public typealias Problem = ConfigFileProblem
 
     /// Every grant in the file, in file order.
     public static func parse(_ bytes: [UInt8]) -> Result<[Entry], Problem> {
         var entries: [Entry] = []
         var firstLineOfToken: [String: Int] = [:]
-        var lineNumber = 0
-        for rawLine in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            lineNumber += 1
-            var line = rawLine[...]
-            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-            guard let text = String(validating: line, as: UTF8.self) else {
-                return .failure(Problem(line: lineNumber, reason: "not valid UTF-8"))
+        do {
+            try ConfigLineReader.read(bytes) { line throws(Problem) in
+                let entry: Entry
+                switch self.entry(line.fields) {
+                case .success(let parsed): entry = parsed
+                case .failure(let reason): throw Problem(line: line.number, reason: reason.text)
+                }
+                if let earlier = firstLineOfToken[entry.token] {
+                    throw Problem(line: line.number, reason: "the token of line \(earlier) again; tokens must be unique")
+                }
+                firstLineOfToken[entry.token] = line.number
+                entries.append(entry)
             }
-            let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard let first = fields.first, !first.hasPrefix("#") else { continue }
-            let entry: Entry
-            switch self.entry(fields) {
-            case .success(let parsed): entry = parsed
-            case .failure(let reason): return .failure(Problem(line: lineNumber, reason: reason.text))
-            }
-            if let earlier = firstLineOfToken[entry.token] {
-                return .failure(Problem(line: lineNumber, reason: "the token of line \(earlier) again; tokens must be unique"))
-            }
-            firstLineOfToken[entry.token] = lineNumber
-            entries.append(entry)
+        } catch {
+            return .failure(error)
         }
         return .success(entries)
     }

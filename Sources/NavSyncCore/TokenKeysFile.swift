@@ -15,38 +15,27 @@ public enum TokenKeysFile {
         case signing
     }
 
-    public struct Problem: Error, Equatable, Sendable {
-        public var line: Int
-        public var reason: String
-
-        public func described(file: String) -> String {
-            line > 0 ? "\(file):\(line): \(reason)" : "\(file): \(reason)"
-        }
-    }
+    /// Why the file was refused: the line and the reason. Never holds a key.
+    public typealias Problem = ConfigFileProblem
 
     public static func parse(_ bytes: [UInt8], for purpose: Purpose) -> Result<[TokenKey], Problem> {
         var keys: [TokenKey] = []
         var lineOfKid: [String: Int] = [:]
-        var lineNumber = 0
-        for rawLine in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            lineNumber += 1
-            var line = rawLine[...]
-            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-            guard let text = String(validating: line, as: UTF8.self) else {
-                return .failure(Problem(line: lineNumber, reason: "not valid UTF-8"))
+        do {
+            try ConfigLineReader.read(bytes) { line throws(Problem) in
+                let key: TokenKey
+                switch self.key(line.fields, for: purpose) {
+                case .success(let parsed): key = parsed
+                case .failure(let problem): throw Problem(line: line.number, reason: problem.reason)
+                }
+                if let earlier = lineOfKid[key.id] {
+                    throw Problem(line: line.number, reason: "the kid \(key.id) of line \(earlier) again; kids must be unique")
+                }
+                lineOfKid[key.id] = line.number
+                keys.append(key)
             }
-            let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard let first = fields.first, !first.hasPrefix("#") else { continue }
-            let key: TokenKey
-            switch self.key(fields, for: purpose) {
-            case .success(let parsed): key = parsed
-            case .failure(let problem): return .failure(Problem(line: lineNumber, reason: problem.reason))
-            }
-            if let earlier = lineOfKid[key.id] {
-                return .failure(Problem(line: lineNumber, reason: "the kid \(key.id) of line \(earlier) again; kids must be unique"))
-            }
-            lineOfKid[key.id] = lineNumber
-            keys.append(key)
+        } catch {
+            return .failure(error)
         }
         return .success(keys)
     }
