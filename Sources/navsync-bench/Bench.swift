@@ -9,7 +9,7 @@ final class Watcher {
     /// For WebSocket watchers: frames instead of lines.
     var frames = FrameScanner()
     /// For server-sent event watchers: the event names.
-    var eventStream = EventStreamScanner()
+    var eventStream = LineScanner.eventStream()
     var events = 0
     var subscribed = false
     /// The highest event target this watcher has already been counted for.

@@ -142,7 +142,7 @@ struct Wire {
             if b0 == UInt8(ascii: "O") && watcherToken != nil { return .ignore }
             return .error
         case .navsyncSSE:
-            // Bytes 7 and 8 of each line (EventStreamScanner): `event: change`,
+            // Bytes 7 and 8 of each line (LineScanner.eventStream()): `event: change`,
             // `event: state` (the first: subscribed; later: a resync), `event: denied`.
             if b0 == UInt8(ascii: "c") && b1 == UInt8(ascii: "h") { return .event }
             if b0 == UInt8(ascii: "s") && b1 == UInt8(ascii: "t") { return .subscribed }
