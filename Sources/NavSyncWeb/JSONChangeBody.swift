@@ -1,4 +1,3 @@
-import Foundation
 import NavSyncCore
 
 /// A `POST /rooms/NAME` body turned into the line-protocol request that
@@ -113,33 +112,18 @@ public struct JSONChangeBody: Equatable, Sendable {
 
     // MARK: - The object's members
 
-    /// A member's value, as far as a change cares: a string or something else.
-    enum Value: Decodable, Equatable {
-        case string(String)
-        case other
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let text = try? container.decode(String.self) { self = .string(text) } else { self = .other }
-        }
-    }
-
     /// Strict JSON (no trailing commas, no member twice), and one object.
-    private static func object(_ body: [UInt8]) throws(Refusal) -> [String: Value] {
+    /// The strict parser's value is the one read: the body is parsed once.
+    private static func object(_ body: [UInt8]) throws(Refusal) -> [String: JSONValue] {
+        let value: JSONValue
         do {
-            try StrictJSON.validate(body)
+            value = try StrictJSON.parse(body)
         } catch {
             throw bad("the body is not JSON: \(error.description)")
         }
-        guard let first = body.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D && $0 != 0xEF
-                                                   && $0 != 0xBB && $0 != 0xBF }),
-              first == UInt8(ascii: "{") else {
+        guard case .object(let members) = value else {
             throw bad("the body must be one JSON object, such as {\"op\":\"push\",\"screen\":\"blue\"}")
         }
-        do {
-            return try JSONDecoder().decode([String: Value].self, from: Data(body))
-        } catch {
-            throw bad("the body must be one JSON object, such as {\"op\":\"push\",\"screen\":\"blue\"}")
-        }
+        return members
     }
 }

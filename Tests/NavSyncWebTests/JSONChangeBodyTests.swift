@@ -57,6 +57,14 @@ final class JSONChangeBodyTests: XCTestCase {
                        "PUSH blue café \"x\"")
     }
 
+    func test_parse_byteOrderMarkAndBlanksAroundTheObject_areTaken() throws {
+        XCTAssertEqual(try JSONChangeBody.parse([0xEF, 0xBB, 0xBF] + Array(#"{"op":"pop"}"#.utf8), maxLineBytes: 4096).get().line, "POP")
+        XCTAssertEqual(try change(" \r\n\t{ \"op\" : \"select\" , \"screen\" : \"red\" }\n").get().line, "SELECT red")
+        // A member that is not a string is refused whatever it holds, a huge number included.
+        guard case .failure(let refusal) = change(#"{"op":"push","screen":"blue","data":1e400}"#) else { return XCTFail("taken") }
+        XCTAssertTrue(refusal.error.message.contains("\"data\" must be a string"), refusal.error.message)
+    }
+
     func test_parse_malformedBodies_are400WithBadArgs() {
         let table: [(String, String)] = [
             ("", "the body is not JSON"),
