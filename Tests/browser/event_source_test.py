@@ -7,10 +7,7 @@ Usage: event_source_test.py BIN_DIR
 Every wait is bounded; every daemon started here is stopped by its PID.
 """
 import os
-import re
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -18,7 +15,7 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-from page_checks import Checks, LineClient
+from page_checks import Checks, LineClient, start_daemon, stop_daemon
 
 BIN = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="navsync-eventsource-")
@@ -27,25 +24,15 @@ check = Checks()
 daemons = []
 
 
-def start_daemon(port=0, extra=None):
-    log_path = os.path.join(WORK, "daemon-%d.log" % len(daemons))
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen([os.path.join(BIN, "navsyncd"), "--listen", "127.0.0.1:%d" % port]
-                                + (extra or ["--state", STATE]), stderr=log, stdout=subprocess.DEVNULL)
+def start(port=0, extra=None):
+    proc, bound = start_daemon(BIN, os.path.join(WORK, "daemon-%d.log" % len(daemons)),
+                               ["--listen", "127.0.0.1:%d" % port] + (extra or ["--state", STATE]))
     daemons.append(proc)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        match = re.search(r"listening on 127\.0\.0\.1:(\d+)", open(log_path).read())
-        if match:
-            return proc, int(match.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    raise SystemExit("navsyncd did not start:\n" + open(log_path).read())
+    return proc, bound
 
 
 def change(port, line):
-    client = LineClient(socket.create_connection(("127.0.0.1", port), timeout=10))
+    client = LineClient.connect(port)
     try:
         client.request("JOIN hall")
         return client.request(line)
@@ -70,10 +57,10 @@ def wait_until(driver, what, predicate, timeout=15):
 def cross_origin_checks(driver):
     """A page of another origin (another daemon's port) may follow a room
     only when the daemon allows that origin: the stream then echoes it."""
-    _, page_port = start_daemon(extra=["--state", "none"])
+    _, page_port = start(extra=["--state", "none"])
     page_origin = "http://127.0.0.1:%d" % page_port
-    _, allowing = start_daemon(extra=["--state", "none", "--allow-origin", page_origin])
-    _, refusing = start_daemon(extra=["--state", "none"])
+    _, allowing = start(extra=["--state", "none", "--allow-origin", page_origin])
+    _, refusing = start(extra=["--state", "none"])
     driver.get(page_origin + "/healthz")
     driver.execute_script("""
         window.cross = {};
@@ -96,7 +83,7 @@ def cross_origin_checks(driver):
 
 
 def main():
-    proc, port = start_daemon()
+    proc, port = start()
     options = webdriver.ChromeOptions()
     for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
         options.add_argument(flag)
@@ -124,7 +111,7 @@ def main():
 
         proc.send_signal(signal.SIGTERM)
         proc.wait(10)
-        _, again = start_daemon(port)
+        _, again = start(port)
         check("the daemon is back on the same port", again == port)
         check("change 3 made before the browser is back", change(port, "PUSH green") == "OK 3")
         events = wait_until(driver, "the reconnect and change 3", lambda s: any(e[1] == 3 for e in s))
@@ -140,9 +127,7 @@ def main():
     finally:
         driver.quit()
         for daemon in daemons:
-            if daemon.poll() is None:
-                daemon.kill()
-                daemon.wait()
+            stop_daemon(daemon)
     print("eventsource: %d checks passed" % check.passed)
 
 

@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from page_checks import Checks, LineClient, shows, wait_for
+from page_checks import Checks, LineClient, shows, start_daemon, stop_daemon, wait_for
 
 BIN = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="navsync-link-")
@@ -35,23 +34,6 @@ check = Checks()
 
 def navsync(*arguments):
     return subprocess.run([os.path.join(BIN, "navsync")] + list(arguments), capture_output=True, text=True, timeout=20)
-
-
-def start_daemon(keys):
-    log_path = os.path.join(WORK, "daemon.log")
-    log = open(log_path, "w")
-    proc = subprocess.Popen([os.path.join(BIN, "navsyncd"), "--listen", "127.0.0.1:0", "--token-keys", keys,
-                             "--anonymous", "view", "--state", "none"], stderr=log, stdout=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        match = re.search(r"web client at http://127\.0\.0\.1:(\d+)/", open(log_path).read())
-        if match:
-            return proc, int(match.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    proc.kill()
-    raise SystemExit("navsyncd did not start:\n" + open(log_path).read())
 
 
 def main():
@@ -66,7 +48,8 @@ def main():
     hs = navsync("keygen", "--kid", "desk", "--alg", "hs256", os.path.join(WORK, "desk"))
     with open(keys, "a") as f:
         f.write(hs.stdout)
-    proc, port = start_daemon(keys)
+    proc, port = start_daemon(BIN, os.path.join(WORK, "daemon.log"),
+                              ["--listen", "127.0.0.1:0", "--token-keys", keys, "--anonymous", "view", "--state", "none"])
     base = "http://127.0.0.1:%d/" % port
     options = webdriver.ChromeOptions()
     for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,800"]:
@@ -90,7 +73,7 @@ def main():
         check("a view grant", "viewer" in driver.find_element(By.TAG_NAME, "body").get_attribute("class"))
 
         desk = navsync("token", "--signing-key", os.path.join(WORK, "desk"), "--role", "control", "--rooms", "hall")
-        lines = LineClient(socket.create_connection(("127.0.0.1", port), timeout=10))
+        lines = LineClient.connect(port)
         check("a presenter with a signed token", lines.request("AUTH " + desk.stdout.strip()) == "OK 0")
         lines.request("JOIN hall")
         check("the presenter steers", lines.request("SELECT green") == "OK 1")
@@ -111,13 +94,7 @@ def main():
         check("the expired token is gone from the address bar", "token" not in driver.current_url)
     finally:
         driver.quit()
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_daemon(proc)
     print("browser (link): %d checks passed" % check.passed)
 
 

@@ -1,53 +1,20 @@
-"""What the browser tests share: a line-protocol client over any connected
-socket, the check counter, bounded waits on the page, and the per-run
-certificates and the daemon start of the TLS tests."""
+"""What the browser tests share: bounded waits on the page, the per-run
+certificates and the daemon start of the TLS tests, and (from
+Tests/support, shared with the other Python suites) the daemon's start and
+stop, the line-protocol client and the check counter."""
 import base64
 import hashlib
 import os
-import re
 import subprocess
-import time
+import sys
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-
-class LineClient:
-    """A line-protocol client, as nc would be, over a socket already
-    connected (plain, or wrapped in TLS)."""
-
-    def __init__(self, sock):
-        self.sock = sock
-        self.buffer = b""
-
-    def line(self):
-        while b"\n" not in self.buffer:
-            chunk = self.sock.recv(4096)
-            if not chunk:
-                raise EOFError("daemon closed the connection")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line.decode()
-
-    def request(self, text):
-        self.sock.sendall((text + "\n").encode())
-        return self.line()
-
-    def close(self):
-        self.sock.close()
-
-
-class Checks:
-    """Counts the checks that passed; the first that fails ends the run."""
-
-    def __init__(self):
-        self.passed = 0
-
-    def __call__(self, name, condition):
-        if not condition:
-            raise AssertionError(name)
-        self.passed += 1
-        print("ok   " + name, flush=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402,F401 (re-exported for the browser tests)
+from line_client import LineClient  # noqa: E402,F401
+from navsyncd import start_daemon, stop_daemon  # noqa: E402,F401
 
 
 def wait_for(driver, what, predicate, timeout=10):
@@ -92,23 +59,7 @@ def make_certificates(work, ca_name):
 def start_tls_daemon(bin_dir, work, extra=()):
     """Starts navsyncd on a TLS listener at a free loopback port with the
     certificates make_certificates left in `work`; returns the process and
-    its port, read from the log's `web client at https://...` line (the
-    daemon is ready once it has printed it). Bounded: 10 s."""
-    log_path = os.path.join(work, "daemon.log")
-    log = open(log_path, "w")
-    proc = subprocess.Popen([os.path.join(bin_dir, "navsyncd"), "--tls-listen", "127.0.0.1:0",
-                             "--tls-cert", os.path.join(work, "server.pem"),
-                             "--tls-key", os.path.join(work, "server.key"), *extra],
-                            stderr=log, stdout=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        with open(log_path) as seen:
-            match = re.search(r"web client at https://127\.0\.0\.1:(\d+)/", seen.read())
-        if match:
-            return proc, int(match.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    proc.kill()
-    with open(log_path) as seen:
-        raise SystemExit("navsyncd did not start:\n" + seen.read())
+    its port. Bounded: 10 s."""
+    return start_daemon(bin_dir, os.path.join(work, "daemon.log"),
+                        ["--tls-listen", "127.0.0.1:0", "--tls-cert", os.path.join(work, "server.pem"),
+                         "--tls-key", os.path.join(work, "server.key"), *extra])

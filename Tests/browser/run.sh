@@ -13,21 +13,10 @@ set -euo pipefail
 bin="${1:-.build/release}"
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-missing=""
-for p in chromium chromium-driver python3-venv; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-    echo "browser: installing$missing"
-    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
-    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
-fi
-venv="$root/.build/browser-venv"
-if ! "$venv/bin/python" -c 'import selenium, PIL' 2>/dev/null; then
-    echo "browser: making $venv with selenium and pillow"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q selenium pillow
-fi
+suite=browser
+. "$root/Tests/support/python_venv.sh"
+needs_debian chromium chromium-driver python3-venv
+python_venv browser-venv "selenium, PIL" selenium pillow
 timeout -k 5 120 "$venv/bin/python" "$here/web_client_test.py" "$bin" "${2:-}"
 timeout -k 5 120 "$venv/bin/python" "$here/wss_test.py" "$bin"
 # (1.3) A link from `navsync link`: live as its member, the token out of the address bar; an expired one says so.

@@ -37,7 +37,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from page_checks import Checks, make_certificates, start_tls_daemon, wait_for
+from page_checks import Checks, make_certificates, start_tls_daemon, stop_daemon, wait_for
 
 BIN = os.path.abspath(sys.argv[1])
 ARTIFACTS = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else None
@@ -341,9 +341,7 @@ def main():
     finally:
         driver.quit()
         subprocess.run(TMUX + ["kill-server"], stderr=subprocess.DEVNULL, timeout=10)
-        if daemon.poll() is None:
-            daemon.kill()
-            daemon.wait()
+        stop_daemon(daemon)
         shutil.rmtree(WORK, ignore_errors=True)
     print("scenario: %d checks passed" % check.passed)
 

@@ -13,11 +13,8 @@ change forced from the console. Every wait is bounded; every process started her
 its PID. Prints one line per check and the page's open-to-first-paint time.
 """
 import os
-import re
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +23,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from page_checks import Checks, LineClient, shows, wait_for
+from page_checks import Checks, LineClient, shows, start_daemon, stop_daemon, wait_for
 
 BIN = sys.argv[1]
 SHOTS = sys.argv[2] if len(sys.argv) > 2 else None
@@ -36,27 +33,16 @@ daemons = []
 check = Checks()
 
 
-def start_daemon(port=0, extra=()):
-    log_path = os.path.join(WORK, "daemon-%d.log" % len(daemons))
-    log = open(log_path, "w")
-    proc = subprocess.Popen([os.path.join(BIN, "navsyncd"), "--listen", "127.0.0.1:%d" % port,
-                             "--state", STATE] + list(extra), stderr=log, stdout=subprocess.DEVNULL)
+def start(port=0, extra=()):
+    proc, bound = start_daemon(BIN, os.path.join(WORK, "daemon-%d.log" % len(daemons)),
+                               ["--listen", "127.0.0.1:%d" % port, "--state", STATE, *extra])
     daemons.append(proc)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        text = open(log_path).read()
-        match = re.search(r"web client at http://127\.0\.0\.1:(\d+)/", text)
-        if match:
-            return proc, int(match.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    raise SystemExit("navsyncd did not start:\n" + open(log_path).read())
+    return proc, bound
 
 
 def Netcat(port):
     """A line-protocol client on a plain TCP connection."""
-    return LineClient(socket.create_connection(("127.0.0.1", port), timeout=10))
+    return LineClient.connect(port)
 
 
 PRESENTER = "presenter-token-0000000001"
@@ -69,7 +55,7 @@ def viewer_checks(driver):
     with open(grants, "w") as f:
         f.write("control * %s\nview * %s\n" % (PRESENTER, SCREEN))
     os.chmod(grants, 0o600)
-    _, port = start_daemon(extra=["--state", "none", "--tokens", grants])
+    _, port = start(extra=["--state", "none", "--tokens", grants])
     presenter = Netcat(port)
     check("presenter authenticates", presenter.request("AUTH " + PRESENTER) == "OK 0")
     check("presenter sets the scene", presenter.request("SELECT green") == "OK 1")
@@ -107,7 +93,7 @@ def viewer_checks(driver):
 
 
 def main():
-    proc, port = start_daemon()
+    proc, port = start()
     url = "http://127.0.0.1:%d/" % port
     options = webdriver.ChromeOptions()
     for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -202,7 +188,7 @@ def main():
         check("while the daemon is away the watcher count is not shown as live",
               driver.find_element(By.ID, "watchers").text == "\u2013")
         check("nor the members", driver.find_elements(By.CSS_SELECTOR, "#members .member") == [])
-        proc, _ = start_daemon(port)
+        proc, _ = start(port)
         wait_for(driver, "reconnect", lambda d: d.find_element(By.ID, "conn").text == "live", timeout=15)
         check("page reconnected by itself at the same revision", driver.find_element(By.ID, "rev").text == str(current))
         netcat = Netcat(port)
@@ -294,9 +280,7 @@ def main():
     finally:
         driver.quit()
         for daemon in daemons:
-            if daemon.poll() is None:
-                daemon.kill()
-                daemon.wait()
+            stop_daemon(daemon)
     print("browser: %d checks passed" % check.passed)
 
 

@@ -15,7 +15,6 @@ import os
 import shutil
 import socket
 import ssl
-import subprocess
 import sys
 import tempfile
 
@@ -23,7 +22,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from page_checks import Checks, make_certificates, LineClient, shows, start_tls_daemon, wait_for
+from page_checks import Checks, make_certificates, LineClient, shows, start_tls_daemon, stop_daemon, wait_for
 
 BIN = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="navsync-wss-")
@@ -69,13 +68,7 @@ def main():
         lines.close()
     finally:
         driver.quit()
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_daemon(proc)
     print("browser (wss): %d checks passed" % check.passed)
 
 

@@ -22,6 +22,9 @@ import time
 from openapi_core import OpenAPI
 from openapi_core.testing import MockRequest, MockResponse
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from navsyncd import start_daemon, stop_daemon  # noqa: E402
+
 BIN, SPEC = sys.argv[1], sys.argv[2]
 openapi = OpenAPI.from_file_path(SPEC)
 WAIT = 10.0
@@ -46,34 +49,20 @@ class Daemon:
         self.start()
 
     def start(self):
-        command = [BIN + "/navsyncd", "--listen", "127.0.0.1:0", *self.args]
-        # The log goes to a file, so a chatty daemon never blocks on a full pipe.
+        # One port per listener: the plain one always, the TLS one when asked for.
+        def ports(text):
+            plain = re.search(r"listening on 127\.0\.0\.1:(\d+)", text)
+            secure = re.search(r"listening on tls://127\.0\.0\.1:(\d+)", text)
+            if plain and (secure or not self.tls):
+                return int(plain.group(1)), int(secure.group(1)) if secure else None
+            return None
+
         self.log_path = os.path.join(work, "daemon-%d.log" % time.monotonic_ns())
-        with open(self.log_path, "w") as log:
-            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
-        self.port = self.tls_port = None
-        deadline = time.monotonic() + WAIT
-        while self.port is None or (self.tls and self.tls_port is None):
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                with open(self.log_path) as log:
-                    raise AssertionError("navsyncd did not start: %s\n%s" % (command, log.read()))
-            time.sleep(0.02)
-            with open(self.log_path) as log:
-                for line in log:
-                    found = re.search(r"listening on (tls://)?127\.0\.0\.1:(\d+)", line)
-                    if found and found.group(1):
-                        self.tls_port = int(found.group(2))
-                    elif found:
-                        self.port = int(found.group(2))
+        self.process, (self.port, self.tls_port) = start_daemon(
+            BIN, self.log_path, ["--listen", "127.0.0.1:0", *self.args], ready=ports, timeout=WAIT)
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(WAIT)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(WAIT)
+        stop_daemon(self.process, timeout=WAIT)
 
 
 def connect(port, tls=False):

@@ -11,9 +11,7 @@ Every wait is bounded; the daemon is stopped by its PID.
 """
 import base64
 import os
-import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,17 +21,14 @@ import warnings
 import jwt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+from line_client import LineClient  # noqa: E402
+from navsyncd import start_daemon, stop_daemon  # noqa: E402
+
 BIN = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="navsync-interop-")
-passed = 0
-
-
-def check(name, condition):
-    global passed
-    if not condition:
-        raise AssertionError(name)
-    passed += 1
-    print("ok   " + name, flush=True)
+check = Checks()
 
 
 def navsync(*arguments):
@@ -49,39 +44,6 @@ def key_line(path):
         return [line.split() for line in f if line.strip() and not line.startswith("#")][0]
 
 
-class Lines:
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.buffer = b""
-
-    def request(self, text):
-        self.sock.sendall((text + "\n").encode())
-        while b"\n" not in self.buffer:
-            chunk = self.sock.recv(4096)
-            if not chunk:
-                raise EOFError("closed")
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line.decode()
-
-
-def start_daemon(keys):
-    log_path = os.path.join(WORK, "daemon.log")
-    proc = subprocess.Popen([os.path.join(BIN, "navsyncd"), "--listen", "127.0.0.1:0", "--token-keys", keys,
-                             "--token-audience", "hall-screens", "--state", "none"],
-                            stderr=open(log_path, "w"), stdout=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        match = re.search(r"listening on 127\.0\.0\.1:(\d+)", open(log_path).read())
-        if match:
-            return proc, int(match.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    proc.kill()
-    raise SystemExit("navsyncd did not start:\n" + open(log_path).read())
-
-
 def main():
     ed_file, hs_file = os.path.join(WORK, "ed"), os.path.join(WORK, "hs")
     ed_public = navsync("keygen", "--kid", "pair", ed_file).stdout
@@ -95,35 +57,32 @@ def main():
     private = Ed25519PrivateKey.from_private_bytes(unb64(seed))
     check("navsync keygen's public key is the seed's",
           private.public_key().public_bytes_raw() == unb64(ed_public.split()[2]))
-    proc, port = start_daemon(keys)
+    proc, port = start_daemon(BIN, os.path.join(WORK, "daemon.log"),
+                              ["--listen", "127.0.0.1:0", "--token-keys", keys, "--token-audience", "hall-screens",
+                               "--state", "none"])
     try:
         now = int(time.time())
         claims = {"role": "view", "rooms": ["hall", "lobby"], "name": "wall-7", "exp": now + 600, "aud": "hall-screens",
                   "iat": now, "jti": "abc", "sub": "screen-7"}
         hs_token = jwt.encode(claims, unb64(secret), algorithm="HS256", headers={"kid": "shared"})
-        client = Lines(port)
+        client = LineClient.connect(port)
         check("PyJWT HS256 accepted", client.request("AUTH " + hs_token) == "OK 0")
         check("its claims are the grant", client.request("WHOAMI").split(" ")[2:] == ["wall-7", "view", "hall,lobby", str(now + 600)])
         ed_token = jwt.encode(dict(claims, role="control", rooms="*", name="desk", aud=["other", "hall-screens"]),
                               private, algorithm="EdDSA", headers={"kid": "pair"})
-        client = Lines(port)
+        client = LineClient.connect(port)
         check("PyJWT EdDSA accepted", client.request("AUTH " + ed_token) == "OK 0")
         check("a control grant steers", client.request("SELECT green") == "OK 1")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PyJWT finds 32 bytes short for HS384: that is the point here
             wrong_alg = jwt.encode(claims, unb64(secret), algorithm="HS384", headers={"kid": "shared"})
-        check("HS384 refused", Lines(port).request("AUTH " + wrong_alg) == "ERR auth-failed wrong token")
+        check("HS384 refused", LineClient.connect(port).request("AUTH " + wrong_alg) == "ERR auth-failed wrong token")
         expired = jwt.encode(dict(claims, exp=now - 60), private, algorithm="EdDSA", headers={"kid": "pair"})
-        check("an expired PyJWT token refused as expired", Lines(port).request("AUTH " + expired) == "ERR auth-failed token expired")
+        check("an expired PyJWT token refused as expired", LineClient.connect(port).request("AUTH " + expired) == "ERR auth-failed token expired")
         no_aud = jwt.encode({k: v for k, v in claims.items() if k != "aud"}, private, algorithm="EdDSA", headers={"kid": "pair"})
-        check("without the audience", Lines(port).request("AUTH " + no_aud) == "ERR auth-failed wrong audience")
+        check("without the audience", LineClient.connect(port).request("AUTH " + no_aud) == "ERR auth-failed wrong audience")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_daemon(proc)
 
     for path, key, algorithm in [(ed_file, private.public_key(), "EdDSA"), (hs_file, unb64(secret), "HS256")]:
         minted = navsync("token", "--signing-key", path, "--role", "control", "--rooms", "team-a,team-b", "--name", "ada",
@@ -142,7 +101,7 @@ def main():
     decoded = jwt.decode(star, unb64(secret), algorithms=["HS256"])
     check("rooms * and the default 8h", decoded["rooms"] == "*" and decoded["exp"] - decoded["iat"] == 8 * 3600
           and "aud" not in decoded and "name" not in decoded)
-    print("interop (PyJWT %s): %d checks passed" % (jwt.__version__, passed))
+    print("interop (PyJWT %s): %d checks passed" % (jwt.__version__, check.passed))
 
 
 if __name__ == "__main__":
