@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with swiftc (no SwiftPM) and runs each for a
 # bounded time. Usage:
 #   Fuzz/run.sh [SECONDS] [TARGET...]      (default: $FUZZ_SECONDS or 60; every target)
-# Targets: framer parser route catalog statefile http wsline wsframe redis presence token httpapi httpresponse.
+# Targets: framer parser route catalog statefile http wsline wsframe redis presence token httpapi httpresponse configfile.
 #
 # NavSyncCore is compiled once, instrumented, as a static library; each target
 # is its own binary (its file plus FuzzSupport.swift, and for http, wsline,
@@ -15,7 +15,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-${FUZZ_SECONDS:-60}}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline wsframe redis presence token httpapi httpresponse)
+[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline wsframe redis presence token httpapi httpresponse configfile)
 out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
 mkdir -p "$out/lib" "$out/bin" "$out/logs" "$out/artifacts"
 flags=(-parse-as-library -sanitize=fuzzer,address -O)
@@ -53,7 +53,7 @@ sources_for() {
         catalog) file=CatalogFuzz ;; statefile) file=StateFileFuzz ;;
         http) file=HTTPFuzz ;; wsline) file=WSLineFuzz ;; wsframe) file=WSFrameFuzz ;;
         redis) file=RedisReplyFuzz ;; presence) file=PresenceFuzz ;; token) file=SignedTokenFuzz ;;
-        httpapi) file=HTTPAPIFuzz ;; httpresponse) file=HTTPResponseFuzz ;;
+        httpapi) file=HTTPAPIFuzz ;; httpresponse) file=HTTPResponseFuzz ;; configfile) file=ConfigFileFuzz ;;
         *) echo "fuzz: unknown target $t" >&2; exit 64 ;;
     esac
     echo "$root/Fuzz/Targets/$file.swift $root/Fuzz/Targets/FuzzSupport.swift"
