@@ -88,6 +88,7 @@ public final class TLSEngine {
     public func release() {
         if let ssl { SSL_free(ssl) }
         ssl = nil
+        outputSink = nil
     }
 
     // MARK: Input
@@ -105,10 +106,14 @@ public final class TLSEngine {
         let input = SSL_get_rbio(ssl)
         // A memory BIO takes everything (it grows), so one write suffices.
         _ = BIO_write(input, ciphertext.baseAddress, Int32(ciphertext.count))
-        if state == .handshaking { advanceHandshake() }
+        let wasHandshaking = state == .handshaking
+        if wasHandshaking { advanceHandshake() }
         var plaintext: [UInt8] = []
         if state == .established { readPlaintext(into: &plaintext) }
-        if navsync_bio_pending(input) == 0 { replaceIfGrown(input: true) }
+        // The handshake's messages grew the input BIO; a watcher that only
+        // listens from now on would keep that buffer for good.
+        let justEstablished = wasHandshaking && state != .handshaking
+        if navsync_bio_pending(input) == 0 { replaceIfGrown(input: true, beyond: justEstablished ? 0 : Self.idleBIOCapacity) }
         return plaintext
     }
 
@@ -201,15 +206,38 @@ public final class TLSEngine {
         OpenSSLErrors.clear()
     }
 
+    /// From now on every byte OpenSSL wants on the wire goes to `sink` the
+    /// moment it is made, from inside the call that made it (`send`,
+    /// `receive`, `finish`), in place of waiting in the output memory BIO:
+    /// the sink reads a record straight from OpenSSL's buffer (valid only
+    /// during the call) and must take all of it. What already waits is
+    /// passed first. `takeOutgoing` is empty afterwards.
+    public func divertOutput(to sink: @escaping (UnsafeRawBufferPointer) -> Void) {
+        guard let ssl else { return }
+        let waiting = takeOutgoing()
+        if !waiting.isEmpty { waiting.withUnsafeBytes { sink($0) } }
+        guard let method = SinkBIO.method, let bio = BIO_new(method) else { return }
+        outputSink = sink
+        // The BIO is the SSL object's, which is this engine's: it never
+        // outlives the engine, so an unretained reference is enough.
+        BIO_set_data(bio, Unmanaged.passUnretained(self).toOpaque())
+        BIO_set_init(bio, 1)
+        // set0 frees the memory BIO and takes the sink.
+        SSL_set0_wbio(ssl, bio)
+    }
+
+    /// Where `divertOutput` sends records; nil while they wait in the memory BIO.
+    fileprivate var outputSink: ((UnsafeRawBufferPointer) -> Void)?
+
     /// Bytes OpenSSL wants on the wire.
     public var outgoingCount: Int {
-        guard let ssl else { return 0 }
+        guard let ssl, outputSink == nil else { return 0 }
         return navsync_bio_pending(SSL_get_wbio(ssl))
     }
 
     /// Takes every byte waiting to go on the wire (empty when none).
     public func takeOutgoing() -> [UInt8] {
-        guard let ssl else { return [] }
+        guard let ssl, outputSink == nil else { return [] }
         let output = SSL_get_wbio(ssl)
         let count = navsync_bio_pending(output)
         guard count > 0 else { return [] }
@@ -223,10 +251,10 @@ public final class TLSEngine {
 
     /// A drained memory BIO keeps the largest buffer it ever had; swapping it
     /// for an empty one gives that memory back while the connection idles.
-    private func replaceIfGrown(input: Bool) {
+    private func replaceIfGrown(input: Bool, beyond capacity: Int = TLSEngine.idleBIOCapacity) {
         guard let ssl else { return }
         let bio = input ? SSL_get_rbio(ssl) : SSL_get_wbio(ssl)
-        guard let bio, navsync_bio_pending(bio) == 0, navsync_mem_bio_capacity(bio) > Self.idleBIOCapacity,
+        guard let bio, navsync_bio_pending(bio) == 0, navsync_mem_bio_capacity(bio) > capacity,
               let fresh = navsync_new_memory_bio() else { return }
         // set0 frees the old BIO and takes the new one.
         if input { SSL_set0_rbio(ssl, fresh) } else { SSL_set0_wbio(ssl, fresh) }
@@ -237,4 +265,28 @@ public final class TLSEngine {
         guard let ssl, let name = SSL_get_version(ssl) else { return "" }
         return String(cString: name)
     }
+}
+
+/// An output BIO that holds nothing: each write OpenSSL makes (a record, a
+/// handshake flight, an alert) is handed to the engine's sink at once,
+/// straight from OpenSSL's own buffer, instead of being copied into a
+/// memory BIO and out again.
+private enum SinkBIO {
+    // Made once and never freed or changed; OpenSSL only reads it, from
+    // whichever thread an engine is used on, so sharing it is safe.
+    nonisolated(unsafe) static let method: OpaquePointer? = {
+        guard let method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "navsync sink") else { return nil }
+        _ = BIO_meth_set_write_ex(method) { bio, data, count, written in
+            guard let bio, let engine = BIO_get_data(bio) else { return 0 }
+            let owner = Unmanaged<TLSEngine>.fromOpaque(engine).takeUnretainedValue()
+            owner.outputSink?(UnsafeRawBufferPointer(start: data, count: count))
+            written?.pointee = count
+            return 1
+        }
+        _ = BIO_meth_set_ctrl(method) { _, command, _, _ in
+            // OpenSSL flushes after each handshake flight; nothing is ever held.
+            command == BIO_CTRL_FLUSH ? 1 : 0
+        }
+        return method
+    }()
 }
