@@ -1,5 +1,6 @@
 import COpenSSL
 import Glibc
+import NavSyncCore
 
 /// One TLS connection's protocol state, with no socket: ciphertext from the
 /// peer goes in through `receive`, plaintext comes out of it; plaintext to
@@ -13,6 +14,14 @@ import Glibc
 /// are replaced by empty ones whenever they are drained and had grown (a
 /// drained memory BIO keeps its buffer otherwise), so an idle connection
 /// holds neither record buffers (SSL_MODE_RELEASE_BUFFERS) nor BIO buffers.
+///
+/// A server connection that negotiated TLS 1.3 with one of its three
+/// standard suites does not keep OpenSSL's SSL object past the handshake:
+/// the application traffic secrets (from OpenSSL's key log) key a
+/// `TLS13Records`, and the SSL object (~14 KiB live) is freed. An idle
+/// encrypted watcher then costs a few KiB, and each record is one AEAD
+/// call of OpenSSL's with no BIO in between. TLS 1.2 connections, other
+/// suites and client connections stay with the SSL object throughout.
 ///
 /// Must be used on one thread at a time.
 public final class TLSEngine {
@@ -30,6 +39,15 @@ public final class TLSEngine {
     private var ssl: OpaquePointer?
     /// Keeps the context alive as long as this connection uses it.
     private let retainedContext: AnyObject
+    private let isServer: Bool
+    /// The application traffic secrets, from the key log, until the handover.
+    private var clientTrafficSecret: [UInt8]?
+    private var serverTrafficSecret: [UInt8]?
+    /// Established TLS 1.3 after the handover: `ssl` is nil then.
+    private var records: TLS13Records?
+    /// Records made by `records`, waiting to be taken.
+    private var recordOutput: [UInt8] = []
+    private var handedOverVersion: String?
     /// A memory BIO that had grown past this when drained is swapped for a fresh one.
     static let idleBIOCapacity = 4 * 1024
     /// Plaintext read per SSL_read_ex call: one record's worth.
@@ -38,7 +56,12 @@ public final class TLSEngine {
     /// The server side of a connection accepted on a TLS listener.
     public init(server context: TLSServerContext) throws(TLSError) {
         retainedContext = context
-        ssl = try Self.makeSSL(context.pointer)
+        isServer = true
+        let ssl = try Self.makeSSL(context.pointer)
+        self.ssl = ssl
+        // The key log callback finds this engine here; the SSL object is
+        // this engine's and freed before it, so an unretained pointer suffices.
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
         SSL_set_accept_state(ssl)
     }
 
@@ -46,6 +69,7 @@ public final class TLSEngine {
     /// name or an IP literal, without brackets).
     public init(client context: TLSClientContext, serverName: String) throws(TLSError) {
         retainedContext = context
+        isServer = false
         let ssl = try Self.makeSSL(context.pointer)
         self.ssl = ssl
         let parameters = SSL_get0_param(ssl)
@@ -88,7 +112,9 @@ public final class TLSEngine {
     public func release() {
         if let ssl { SSL_free(ssl) }
         ssl = nil
-        outputSink = nil
+        records = nil
+        recordOutput = []
+        forgetTrafficSecrets()
     }
 
     // MARK: Input
@@ -98,23 +124,87 @@ public final class TLSEngine {
     /// `state` afterwards, and send `takeOutgoing()`: the handshake, alerts
     /// and tickets are answers to input.
     public func receive(_ ciphertext: UnsafeRawBufferPointer) -> [UInt8] {
-        guard let ssl, !ciphertext.isEmpty else { return [] }
+        guard !ciphertext.isEmpty else { return [] }
         switch state {
         case .handshaking, .established: break
         case .peerClosed, .failed: return []
         }
+        if records != nil { return receiveRecords(ciphertext) }
+        guard let ssl else { return [] }
         let input = SSL_get_rbio(ssl)
         // A memory BIO takes everything (it grows), so one write suffices.
         _ = BIO_write(input, ciphertext.baseAddress, Int32(ciphertext.count))
-        let wasHandshaking = state == .handshaking
-        if wasHandshaking { advanceHandshake() }
+        if state == .handshaking {
+            advanceHandshake()
+            if state == .established, let unread = handOverRecords() {
+                return unread.withUnsafeBytes { receiveRecords($0) }
+            }
+        }
         var plaintext: [UInt8] = []
         if state == .established { readPlaintext(into: &plaintext) }
-        // The handshake's messages grew the input BIO; a watcher that only
-        // listens from now on would keep that buffer for good.
-        let justEstablished = wasHandshaking && state != .handshaking
-        if navsync_bio_pending(input) == 0 { replaceIfGrown(input: true, beyond: justEstablished ? 0 : Self.idleBIOCapacity) }
+        if navsync_bio_pending(input) == 0 { replaceIfGrown(input: true) }
         return plaintext
+    }
+
+    private func receiveRecords(_ ciphertext: UnsafeRawBufferPointer) -> [UInt8] {
+        guard let records, !ciphertext.isEmpty else { return [] }
+        var plaintext: [UInt8] = []
+        switch records.receive(ciphertext, plaintext: &plaintext, output: &recordOutput) {
+        case .open: break
+        case .peerClosed: state = .peerClosed
+        case .failed(let reason): state = .failed(reason)
+        }
+        return plaintext
+    }
+
+    // MARK: Handover
+
+    /// OpenSSL's key log line for this connection's SSL object.
+    fileprivate func noteKeyLog(_ line: UnsafePointer<CChar>) {
+        let entry = UnsafeRawBufferPointer(start: line, count: strlen(line))
+        guard let logged = TLSKeyLogLine(entry) else { return }
+        switch logged.label {
+        case .clientTraffic: clientTrafficSecret = logged.secret
+        case .serverTraffic: serverTrafficSecret = logged.secret
+        }
+    }
+
+    /// Once a server's TLS 1.3 handshake is done: the records from now on
+    /// are this engine's own, and the SSL object goes. Returns the
+    /// ciphertext OpenSSL had not read (records that came with the
+    /// client's Finished), or nil when the connection stays with OpenSSL.
+    private func handOverRecords() -> [UInt8]? {
+        defer { forgetTrafficSecrets() }
+        guard isServer, let ssl, SSL_version(ssl) == TLS1_3_VERSION,
+              let cipher = SSL_get_current_cipher(ssl),
+              let suite = TLS13Suite(id: UInt16(truncatingIfNeeded: SSL_CIPHER_get_id(cipher))),
+              let clientTrafficSecret, let serverTrafficSecret,
+              let records = TLS13Records(suite: suite, clientSecret: clientTrafficSecret, serverSecret: serverTrafficSecret)
+        else { return nil }
+        // The server's last flight may still wait to be taken; it goes first.
+        recordOutput = takeOutgoing()
+        let input = SSL_get_rbio(ssl)
+        let unread = [UInt8](unsafeUninitializedCapacity: navsync_bio_pending(input)) { buffer, initialized in
+            initialized = buffer.isEmpty ? 0 : max(0, Int(BIO_read(input, buffer.baseAddress, Int32(buffer.count))))
+        }
+        handedOverVersion = protocolVersion
+        SSL_free(ssl)
+        self.ssl = nil
+        self.records = records
+        return unread
+    }
+
+    private func forgetTrafficSecrets() {
+        for index in clientTrafficSecret?.indices ?? 0..<0 { clientTrafficSecret?[index] = 0 }
+        for index in serverTrafficSecret?.indices ?? 0..<0 { serverTrafficSecret?[index] = 0 }
+        clientTrafficSecret = nil
+        serverTrafficSecret = nil
+    }
+
+    /// Handed to OpenSSL as the server context's key log callback.
+    static let keyLogCallback: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void = { ssl, line in
+        guard let ssl, let line, let engine = SSL_get_ex_data(ssl, 0) else { return }
+        Unmanaged<TLSEngine>.fromOpaque(engine).takeUnretainedValue().noteKeyLog(line)
     }
 
     /// The same, from any byte collection (tests, and callers holding arrays).
@@ -181,8 +271,16 @@ public final class TLSEngine {
     /// Only once `established`; returns false (and sends nothing) otherwise.
     @discardableResult
     public func send(_ plaintext: UnsafeRawBufferPointer) -> Bool {
-        guard let ssl, state == .established || state == .peerClosed else { return false }
+        guard state == .established || state == .peerClosed else { return false }
         guard !plaintext.isEmpty else { return true }
+        if let records {
+            guard records.send(plaintext, into: &recordOutput) else {
+                state = .failed("cannot seal a record")
+                return false
+            }
+            return true
+        }
+        guard let ssl else { return false }
         OpenSSLErrors.clear()
         var written = 0
         // Into a memory BIO a write never waits: it takes everything or fails.
@@ -200,44 +298,31 @@ public final class TLSEngine {
 
     /// Says close_notify: the peer learns that nothing more follows.
     public func finish() {
-        guard let ssl, state == .established || state == .peerClosed else { return }
+        guard state == .established || state == .peerClosed else { return }
+        if let records {
+            records.closeNotify(into: &recordOutput)
+            return
+        }
+        guard let ssl else { return }
         OpenSSLErrors.clear()
         _ = SSL_shutdown(ssl)
         OpenSSLErrors.clear()
     }
 
-    /// From now on every byte OpenSSL wants on the wire goes to `sink` the
-    /// moment it is made, from inside the call that made it (`send`,
-    /// `receive`, `finish`), in place of waiting in the output memory BIO:
-    /// the sink reads a record straight from OpenSSL's buffer (valid only
-    /// during the call) and must take all of it. What already waits is
-    /// passed first. `takeOutgoing` is empty afterwards.
-    public func divertOutput(to sink: @escaping (UnsafeRawBufferPointer) -> Void) {
-        guard let ssl else { return }
-        let waiting = takeOutgoing()
-        if !waiting.isEmpty { waiting.withUnsafeBytes { sink($0) } }
-        guard let method = SinkBIO.method, let bio = BIO_new(method) else { return }
-        outputSink = sink
-        // The BIO is the SSL object's, which is this engine's: it never
-        // outlives the engine, so an unretained reference is enough.
-        BIO_set_data(bio, Unmanaged.passUnretained(self).toOpaque())
-        BIO_set_init(bio, 1)
-        // set0 frees the memory BIO and takes the sink.
-        SSL_set0_wbio(ssl, bio)
-    }
-
-    /// Where `divertOutput` sends records; nil while they wait in the memory BIO.
-    fileprivate var outputSink: ((UnsafeRawBufferPointer) -> Void)?
-
     /// Bytes OpenSSL wants on the wire.
     public var outgoingCount: Int {
-        guard let ssl, outputSink == nil else { return 0 }
+        guard let ssl else { return recordOutput.count }
         return navsync_bio_pending(SSL_get_wbio(ssl))
     }
 
     /// Takes every byte waiting to go on the wire (empty when none).
     public func takeOutgoing() -> [UInt8] {
-        guard let ssl, outputSink == nil else { return [] }
+        guard let ssl else {
+            let records = recordOutput
+            // Not removeAll(keepingCapacity:): an idle connection keeps no buffer.
+            recordOutput = []
+            return records
+        }
         let output = SSL_get_wbio(ssl)
         let count = navsync_bio_pending(output)
         guard count > 0 else { return [] }
@@ -251,10 +336,10 @@ public final class TLSEngine {
 
     /// A drained memory BIO keeps the largest buffer it ever had; swapping it
     /// for an empty one gives that memory back while the connection idles.
-    private func replaceIfGrown(input: Bool, beyond capacity: Int = TLSEngine.idleBIOCapacity) {
+    private func replaceIfGrown(input: Bool) {
         guard let ssl else { return }
         let bio = input ? SSL_get_rbio(ssl) : SSL_get_wbio(ssl)
-        guard let bio, navsync_bio_pending(bio) == 0, navsync_mem_bio_capacity(bio) > capacity,
+        guard let bio, navsync_bio_pending(bio) == 0, navsync_mem_bio_capacity(bio) > Self.idleBIOCapacity,
               let fresh = navsync_new_memory_bio() else { return }
         // set0 frees the old BIO and takes the new one.
         if input { SSL_set0_rbio(ssl, fresh) } else { SSL_set0_wbio(ssl, fresh) }
@@ -262,31 +347,8 @@ public final class TLSEngine {
 
     /// "TLSv1.3" once established, for logs.
     public var protocolVersion: String {
+        if let handedOverVersion { return handedOverVersion }
         guard let ssl, let name = SSL_get_version(ssl) else { return "" }
         return String(cString: name)
     }
-}
-
-/// An output BIO that holds nothing: each write OpenSSL makes (a record, a
-/// handshake flight, an alert) is handed to the engine's sink at once,
-/// straight from OpenSSL's own buffer, instead of being copied into a
-/// memory BIO and out again.
-private enum SinkBIO {
-    // Made once and never freed or changed; OpenSSL only reads it, from
-    // whichever thread an engine is used on, so sharing it is safe.
-    nonisolated(unsafe) static let method: OpaquePointer? = {
-        guard let method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "navsync sink") else { return nil }
-        _ = BIO_meth_set_write_ex(method) { bio, data, count, written in
-            guard let bio, let engine = BIO_get_data(bio) else { return 0 }
-            let owner = Unmanaged<TLSEngine>.fromOpaque(engine).takeUnretainedValue()
-            owner.outputSink?(UnsafeRawBufferPointer(start: data, count: count))
-            written?.pointee = count
-            return 1
-        }
-        _ = BIO_meth_set_ctrl(method) { _, command, _, _ in
-            // OpenSSL flushes after each handshake flight; nothing is ever held.
-            command == BIO_CTRL_FLUSH ? 1 : 0
-        }
-        return method
-    }()
 }

@@ -71,14 +71,14 @@ public final class TLSStream: ByteStream {
             self.handshakeFailed("the handshake did not finish within \(timeoutMilliseconds / 1000) s")
         }
         handshakeTimer = timer
-        // Records go to the stream below as OpenSSL makes them (see `pass`).
-        engine.divertOutput { [weak self] ciphertext in self?.pass(ciphertext) }
+        sendOutgoing()
         if !transport.isClosed { transport.startReading() }
     }
 
     private func received(_ ciphertext: UnsafeRawBufferPointer) {
         let wasHandshaking = engine.state == .handshaking
         let plaintext = engine.receive(ciphertext)
+        sendOutgoing()
         switch engine.state {
         case .handshaking:
             return
@@ -145,23 +145,17 @@ public final class TLSStream: ByteStream {
 
     private func handshakeFailed(_ reason: String) {
         guard !transport.isClosed else { return }
-        // The alert OpenSSL wrote, if any, went out through `pass`; best effort.
+        // The alert OpenSSL wrote says why to a peer that listens; best effort.
+        let alert = engine.takeOutgoing()
+        if !alert.isEmpty { _ = transport.writeWithoutQueuing([alert]) }
         let report = onHandshakeFailed
         close()
         report?(reason)
     }
 
-    /// One write of OpenSSL's (a record, a handshake flight, an alert),
-    /// lent for this call: the kernel takes what it can straight from
-    /// OpenSSL's buffer and only the rest is copied, into the stream's queue
-    /// (where the output budget counts it). So each watcher's records leave
-    /// as soon as they are sealed, before the next watcher's are made.
-    private func pass(_ ciphertext: UnsafeRawBufferPointer) {
-        guard !ciphertext.isEmpty, !transport.isClosed else { return }
-        let taken = transport.writeWithoutQueuing(lent: ciphertext)
-        if taken < ciphertext.count {
-            transport.write([Array(UnsafeRawBufferPointer(rebasing: ciphertext[taken...]))])
-        }
+    private func sendOutgoing() {
+        guard engine.outgoingCount > 0, !transport.isClosed else { return }
+        transport.write([engine.takeOutgoing()])
     }
 
     private func flushEarly() {
@@ -205,6 +199,7 @@ public final class TLSStream: ByteStream {
             return
         }
         seal(chunks)
+        sendOutgoing()
     }
 
     /// Encrypts every chunk; the records then go to the kernel with what it
@@ -217,9 +212,17 @@ public final class TLSStream: ByteStream {
             write(chunks)
             return total
         }
-        // `pass` offers each record to the kernel and queues what it leaves.
         seal(chunks)
+        offerSealed()
         return total
+    }
+
+    /// The records just sealed go to the kernel with what it takes at once; the rest is queued.
+    private func offerSealed() {
+        let ciphertext = engine.takeOutgoing()
+        guard !ciphertext.isEmpty else { return }
+        let taken = transport.writeWithoutQueuing([ciphertext])
+        if taken < ciphertext.count { transport.write([Array(ciphertext[taken...])]) }
     }
 
     /// Small chunks (one line each) are joined so that they share records.
@@ -239,6 +242,7 @@ public final class TLSStream: ByteStream {
         guard !transport.isClosed else { return }
         if isEstablished {
             engine.finish()
+            sendOutgoing()
         }
         transport.shutdownWrite()
     }
@@ -266,8 +270,8 @@ public final class TLSStream: ByteStream {
 }
 
 extension TLSStream {
-    /// Records are this connection's own, but the plaintext need not be: a
-    /// shared turn is encrypted straight from its buffer, with no copy per watcher.
+    /// Records are this connection's own, the plaintext need not be: a
+    /// shared turn is sealed straight from its buffer, with no copy per watcher.
     public func write(shared bytes: SharedBytes) {
         guard !transport.isClosed else { return }
         guard isEstablished else {
@@ -275,17 +279,17 @@ extension TLSStream {
             return
         }
         engine.send(bytes.bytes)
+        sendOutgoing()
     }
 
     public func writeWithoutQueuing(shared bytes: SharedBytes) -> Int {
         guard !transport.isClosed else { return bytes.count }
-        guard isEstablished else {
-            write([bytes.array])
+        guard isEstablished, transport.queuedWriteBytes == 0 else {
+            write(shared: bytes)
             return bytes.count
         }
-        // `pass` offers the records to the kernel and queues what it leaves,
-        // so all is taken, as on the chunked path.
         engine.send(bytes.bytes)
+        offerSealed()
         return bytes.count
     }
 }

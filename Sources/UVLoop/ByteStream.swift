@@ -36,24 +36,12 @@ public protocol ByteStream: AnyObject {
     var queuedOwnMemory: Int { get }
     func write(_ chunks: [[UInt8]])
     func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int
-    /// Offers bytes the caller only lends (valid during the call) to the
-    /// kernel and returns how many it took, copying nothing that was taken:
-    /// how TLS hands over a record straight from OpenSSL's buffer. The
-    /// caller queues the rest with `write`.
-    func writeWithoutQueuing(lent bytes: UnsafeRawBufferPointer) -> Int
     /// A room's turn that many connections write: a plain stream queues a
     /// reference to it, TLS encrypts it like any other bytes.
     func write(shared bytes: SharedBytes)
     func writeWithoutQueuing(shared bytes: SharedBytes) -> Int
     func shutdownWrite()
     func close()
-}
-
-extension ByteStream {
-    /// For streams with nothing better to do than copy.
-    public func writeWithoutQueuing(lent bytes: UnsafeRawBufferPointer) -> Int {
-        writeWithoutQueuing([Array(bytes)])
-    }
 }
 
 extension StreamConnection: ByteStream {
