@@ -67,7 +67,12 @@ public final class TLSEngine {
 
     /// The client side; the peer's certificate must name `serverName` (a DNS
     /// name or an IP literal, without brackets).
-    public init(client context: TLSClientContext, serverName: String) throws(TLSError) {
+    public convenience init(client context: TLSClientContext, serverName: String) throws(TLSError) {
+        try self.init(client: context, serverName: serverName, maximumTLS12: false, cipherSuites: nil)
+    }
+
+    /// A client limited to TLS 1.2 or to some TLS 1.3 suites (the tests' peers of every kind).
+    init(client context: TLSClientContext, serverName: String, maximumTLS12: Bool, cipherSuites: String?) throws(TLSError) {
         retainedContext = context
         isServer = false
         let ssl = try Self.makeSSL(context.pointer)
@@ -84,6 +89,8 @@ public final class TLSEngine {
                 throw TLSError.fromQueue("cannot check the certificate against \(serverName)")
             }
         }
+        if maximumTLS12 { _ = navsync_ssl_set_max_tls12(ssl) }
+        if let cipherSuites { _ = SSL_set_ciphersuites(ssl, cipherSuites) }
         SSL_set_connect_state(ssl)
         // The client speaks first: its hello is ready to send.
         advanceHandshake()
@@ -343,6 +350,19 @@ public final class TLSEngine {
               let fresh = navsync_new_memory_bio() else { return }
         // set0 frees the old BIO and takes the new one.
         if input { SSL_set0_rbio(ssl, fresh) } else { SSL_set0_wbio(ssl, fresh) }
+    }
+
+    /// Whether OpenSSL's SSL object still carries the connection (false
+    /// once a TLS 1.3 server connection has its own record layer).
+    var holdsOpenSSLConnection: Bool { ssl != nil }
+
+    /// Asks OpenSSL for a KeyUpdate (a client's: a server's records are its
+    /// own after the handshake); `requestingPeer` asks the peer for one too.
+    @discardableResult
+    func updateKeys(requestingPeer: Bool) -> Bool {
+        guard let ssl, state == .established else { return false }
+        return SSL_key_update(ssl, requestingPeer ? SSL_KEY_UPDATE_REQUESTED : SSL_KEY_UPDATE_NOT_REQUESTED) == 1
+            && SSL_do_handshake(ssl) == 1
     }
 
     /// "TLSv1.3" once established, for logs.
