@@ -28,7 +28,8 @@ SYSTEMS=${SYSTEMS:-"navsync navsync-ws navsync-sse navsync-tls redis redis-tls n
 BASE_BIN=${BASE_BIN:-}
 if [ -n "$BASE_BIN" ]; then
     [ -x "$BASE_BIN/navsyncd" ] || { echo "bench: BASE_BIN=$BASE_BIN has no navsyncd" >&2; exit 64; }
-    case " $SYSTEMS " in *" baseline "*) ;; *) SYSTEMS="navsync baseline ${SYSTEMS/navsync/}" ;; esac
+    # The word navsync only: navsync-ws and navsync-tls stay where they are.
+    case " $SYSTEMS " in *" baseline "*) ;; *) SYSTEMS="navsync baseline $(echo " $SYSTEMS " | sed 's/ navsync / /')" ;; esac
 fi
 M=${M:-300}
 K=${K:-100}

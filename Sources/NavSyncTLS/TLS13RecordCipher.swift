@@ -50,8 +50,9 @@ struct TLS13Suite {
 /// One direction of a TLS 1.3 connection's record protection: the AEAD
 /// keyed from a traffic secret, the per-record nonce (the IV XORed with the
 /// record's sequence number) and the KeyUpdate that replaces the secret.
-/// OpenSSL does the cipher work; this holds about 1 KiB where an SSL
-/// object would hold ~14 KiB (docs/PERFORMANCE.md).
+/// OpenSSL does the cipher work; this holds about 1 KiB while its cipher
+/// context is open, a hundred bytes while it is not, where an SSL object
+/// would hold ~14 KiB (docs/PERFORMANCE.md).
 ///
 /// Must be used on one thread at a time.
 final class TLS13RecordCipher {
@@ -61,25 +62,44 @@ final class TLS13RecordCipher {
 
     private let suite: TLS13Suite
     private let sealing: Bool
-    /// `EVP_CIPHER_CTX *`, owned.
-    private let context: OpaquePointer
+    /// `EVP_CIPHER_CTX *`, owned, keyed with `key`; nil while closed (`close`).
+    private var context: OpaquePointer?
     private var secret: [UInt8]
+    private var key: [UInt8] = []
     private var iv: [UInt8] = []
     private var sequence: UInt64 = 0
 
     init?(suite: TLS13Suite, secret: [UInt8], sealing: Bool) {
-        guard let context = EVP_CIPHER_CTX_new() else { return nil }
         self.suite = suite
         self.sealing = sealing
-        self.context = context
         self.secret = secret
-        guard rekey(from: secret) else { return nil }
+        guard rekey(from: secret), open() else { return nil }
     }
 
     deinit {
-        EVP_CIPHER_CTX_free(context)
+        close()
         Self.cleanse(&secret)
+        Self.cleanse(&key)
         Self.cleanse(&iv)
+    }
+
+    /// Makes the cipher context ready (a no-op when it is); false when OpenSSL cannot.
+    func open() -> Bool {
+        if context != nil { return true }
+        guard let made = EVP_CIPHER_CTX_new() else { return false }
+        guard EVP_CipherInit_ex(made, suite.cipher(), nil, key, nil, sealing ? 1 : 0) == 1 else {
+            EVP_CIPHER_CTX_free(made)
+            return false
+        }
+        context = made
+        return true
+    }
+
+    /// Frees the cipher context (~1 KiB with its key schedule) until `open`:
+    /// the reading side of a watcher that seldom sends anything.
+    func close() {
+        if let context { EVP_CIPHER_CTX_free(context) }
+        context = nil
     }
 
     /// KeyUpdate: the next secret, key and IV; the sequence starts again at zero.
@@ -91,18 +111,21 @@ final class TLS13RecordCipher {
     }
 
     private func rekey(from secret: [UInt8]) -> Bool {
-        guard var key = suite.expandLabel(secret: secret, label: "key", length: suite.keyLength),
+        guard let key = suite.expandLabel(secret: secret, label: "key", length: suite.keyLength),
               let iv = suite.expandLabel(secret: secret, label: "iv", length: 12) else { return false }
-        defer { Self.cleanse(&key) }
+        Self.cleanse(&self.key)
+        Self.cleanse(&self.iv)
+        self.key = key
         self.iv = iv
         sequence = 0
+        guard let context else { return true }
         return EVP_CipherInit_ex(context, suite.cipher(), nil, key, nil, sealing ? 1 : 0) == 1
     }
 
     /// The nonce of the next record, set on the context; false once the
     /// sequence is spent (2^64 records: the connection must end).
     private func startRecord() -> Bool {
-        guard sequence < UInt64.max else { return false }
+        guard sequence < UInt64.max, open() else { return false }
         var nonce = iv
         for index in 0..<8 { nonce[4 + index] ^= UInt8(truncatingIfNeeded: sequence >> (56 - 8 * UInt64(index))) }
         sequence += 1
@@ -126,6 +149,7 @@ final class TLS13RecordCipher {
         let header = TLSRecordSplitter.header(bodyLength: bodyLength)
         guard startRecord() else { return false }
         let start = output.count
+        output.reserveCapacity(start + TLSRecordSplitter.headerLength + bodyLength)
         output += header
         output += repeatElement(0, count: bodyLength)
         var typeByte = type
