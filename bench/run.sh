@@ -14,7 +14,8 @@
 # OUT (results directory), PORT_BASE, BASE_BIN (a directory holding an older
 # navsyncd: measured as the `baseline` rows beside `navsync`, interleaved in the
 # same run, so a change is shown side by side with the figures before it;
-# add `baseline-ws` to SYSTEMS for its WebSocket watchers beside navsync-ws).
+# add `baseline-ws` to SYSTEMS for its WebSocket watchers beside navsync-ws,
+# `baseline-tls` for its TLS watchers beside navsync-tls).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # nats-server lives in /usr/sbin.
@@ -27,7 +28,8 @@ SYSTEMS=${SYSTEMS:-"navsync navsync-ws navsync-sse navsync-tls redis redis-tls n
 BASE_BIN=${BASE_BIN:-}
 if [ -n "$BASE_BIN" ]; then
     [ -x "$BASE_BIN/navsyncd" ] || { echo "bench: BASE_BIN=$BASE_BIN has no navsyncd" >&2; exit 64; }
-    case " $SYSTEMS " in *" baseline "*) ;; *) SYSTEMS="navsync baseline ${SYSTEMS/navsync/}" ;; esac
+    # The word navsync only: navsync-ws and navsync-tls stay where they are.
+    case " $SYSTEMS " in *" baseline "*) ;; *) SYSTEMS="navsync baseline $(echo " $SYSTEMS " | sed 's/ navsync / /')" ;; esac
 fi
 M=${M:-300}
 K=${K:-100}
@@ -82,7 +84,7 @@ rm -f "$OUT"/run-*.json "$OUT"/plot-*.dat
 # 127.0.0.1, made for this run; the server's TLS port is its plain port + TLS_OFFSET.
 TLS_DIR="$LOGS/tls"
 TLS_OFFSET=2000
-case " $SYSTEMS " in *" navsync-tls "*|*" redis-tls "*)
+case " $SYSTEMS " in *" navsync-tls "*|*" redis-tls "*|*" baseline-tls "*)
     mkdir -p "$TLS_DIR"
     (
         cd "$TLS_DIR"
@@ -113,7 +115,10 @@ start_server() {
         navsync-grants) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --tokens "$GRANTS" --log-level warn 2>"$log" & ;;
         navsync-tls) "$BIN/navsyncd" --listen "127.0.0.1:$port" --tls-listen "127.0.0.1:$((port + TLS_OFFSET))" \
-                     --tls-cert "$TLS_DIR/server.pem" --tls-key "$TLS_DIR/server.key" --state none \
+                     --tls-cert "$TLS_DIR/server.pem" --tls-key "$TLS_DIR/server.key" --max-handshakes 80000 --state none \
+                     --max-clients 20000 --log-level warn 2>"$log" & ;;
+        baseline-tls) "$BASE_BIN/navsyncd" --listen "127.0.0.1:$port" --tls-listen "127.0.0.1:$((port + TLS_OFFSET))" \
+                     --tls-cert "$TLS_DIR/server.pem" --tls-key "$TLS_DIR/server.key" --max-handshakes 80000 --state none \
                      --max-clients 20000 --log-level warn 2>"$log" & ;;
         baseline|baseline-ws) "$BASE_BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --log-level warn 2>"$log" & ;;
@@ -163,12 +168,13 @@ for n in $NS; do
                 port=$((port + 1))
                 start_server "$system" "$port"
                 speak=$system; [ "$system" = baseline ] && speak=navsync; [ "$system" = baseline-ws ] && speak=navsync-ws
+                [ "$system" = baseline-tls ] && speak=navsync-tls
                 tokens=()
                 if [ "$system" = navsync-grants ]; then
                     speak=navsync
                     tokens=(--watcher-token "$VIEW_TOKEN" --actor-token "$CONTROL_TOKEN")
                 fi
-                tls=(); [ "$system" = navsync-tls ] || [ "$system" = redis-tls ] && tls=(--tls-port "$((port + TLS_OFFSET))" --tls-ca "$TLS_DIR/ca.pem")
+                tls=(); [ "$system" = navsync-tls ] || [ "$system" = redis-tls ] || [ "$system" = baseline-tls ] && tls=(--tls-port "$((port + TLS_OFFSET))" --tls-ca "$TLS_DIR/ca.pem")
                 if "$BIN/navsync-bench" --system "$speak" --label "$system" --port "$port" --pid "$SERVER_PID" \
                         "${tokens[@]}" "${tls[@]}" \
                         -n "$n" -m "$M" -k "$K" --run "$run" --timeout 300 --quiet \

@@ -56,3 +56,8 @@ static inline BIO *navsync_new_memory_bio(void) {
     if (bio) BIO_set_mem_eof_return(bio, -1);
     return bio;
 }
+
+/// Caps one connection at TLS 1.2 (a macro around SSL_ctrl); the tests use it.
+static inline int navsync_ssl_set_max_tls12(SSL *ssl) {
+    return (int)SSL_set_max_proto_version(ssl, TLS1_2_VERSION);
+}

@@ -1,5 +1,6 @@
 import COpenSSL
 import Glibc
+import NavSyncCore
 
 /// One TLS connection's protocol state, with no socket: ciphertext from the
 /// peer goes in through `receive`, plaintext comes out of it; plaintext to
@@ -13,6 +14,14 @@ import Glibc
 /// are replaced by empty ones whenever they are drained and had grown (a
 /// drained memory BIO keeps its buffer otherwise), so an idle connection
 /// holds neither record buffers (SSL_MODE_RELEASE_BUFFERS) nor BIO buffers.
+///
+/// A server connection that negotiated TLS 1.3 with one of its three
+/// standard suites does not keep OpenSSL's SSL object past the handshake:
+/// the application traffic secrets (from OpenSSL's key log) key a
+/// `TLS13Records`, and the SSL object (~14 KiB live) is freed. An idle
+/// encrypted watcher then costs a few KiB, and each record is one AEAD
+/// call of OpenSSL's with no BIO in between. TLS 1.2 connections, other
+/// suites and client connections stay with the SSL object throughout.
 ///
 /// Must be used on one thread at a time.
 public final class TLSEngine {
@@ -30,6 +39,15 @@ public final class TLSEngine {
     private var ssl: OpaquePointer?
     /// Keeps the context alive as long as this connection uses it.
     private let retainedContext: AnyObject
+    private let isServer: Bool
+    /// The application traffic secrets, from the key log, until the handover.
+    private var clientTrafficSecret: [UInt8]?
+    private var serverTrafficSecret: [UInt8]?
+    /// Established TLS 1.3 after the handover: `ssl` is nil then.
+    private var records: TLS13Records?
+    /// Records made by `records`, waiting to be taken.
+    private var recordOutput: [UInt8] = []
+    private var handedOverVersion: String?
     /// A memory BIO that had grown past this when drained is swapped for a fresh one.
     static let idleBIOCapacity = 4 * 1024
     /// Plaintext read per SSL_read_ex call: one record's worth.
@@ -38,14 +56,25 @@ public final class TLSEngine {
     /// The server side of a connection accepted on a TLS listener.
     public init(server context: TLSServerContext) throws(TLSError) {
         retainedContext = context
-        ssl = try Self.makeSSL(context.pointer)
+        isServer = true
+        let ssl = try Self.makeSSL(context.pointer)
+        self.ssl = ssl
+        // The key log callback finds this engine here; the SSL object is
+        // this engine's and freed before it, so an unretained pointer suffices.
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
         SSL_set_accept_state(ssl)
     }
 
     /// The client side; the peer's certificate must name `serverName` (a DNS
     /// name or an IP literal, without brackets).
-    public init(client context: TLSClientContext, serverName: String) throws(TLSError) {
+    public convenience init(client context: TLSClientContext, serverName: String) throws(TLSError) {
+        try self.init(client: context, serverName: serverName, maximumTLS12: false, cipherSuites: nil)
+    }
+
+    /// A client limited to TLS 1.2 or to some TLS 1.3 suites (the tests' peers of every kind).
+    init(client context: TLSClientContext, serverName: String, maximumTLS12: Bool, cipherSuites: String?) throws(TLSError) {
         retainedContext = context
+        isServer = false
         let ssl = try Self.makeSSL(context.pointer)
         self.ssl = ssl
         let parameters = SSL_get0_param(ssl)
@@ -60,6 +89,8 @@ public final class TLSEngine {
                 throw TLSError.fromQueue("cannot check the certificate against \(serverName)")
             }
         }
+        if maximumTLS12 { _ = navsync_ssl_set_max_tls12(ssl) }
+        if let cipherSuites { _ = SSL_set_ciphersuites(ssl, cipherSuites) }
         SSL_set_connect_state(ssl)
         // The client speaks first: its hello is ready to send.
         advanceHandshake()
@@ -88,6 +119,9 @@ public final class TLSEngine {
     public func release() {
         if let ssl { SSL_free(ssl) }
         ssl = nil
+        records = nil
+        recordOutput = []
+        forgetTrafficSecrets()
     }
 
     // MARK: Input
@@ -97,19 +131,87 @@ public final class TLSEngine {
     /// `state` afterwards, and send `takeOutgoing()`: the handshake, alerts
     /// and tickets are answers to input.
     public func receive(_ ciphertext: UnsafeRawBufferPointer) -> [UInt8] {
-        guard let ssl, !ciphertext.isEmpty else { return [] }
+        guard !ciphertext.isEmpty else { return [] }
         switch state {
         case .handshaking, .established: break
         case .peerClosed, .failed: return []
         }
+        if records != nil { return receiveRecords(ciphertext) }
+        guard let ssl else { return [] }
         let input = SSL_get_rbio(ssl)
         // A memory BIO takes everything (it grows), so one write suffices.
         _ = BIO_write(input, ciphertext.baseAddress, Int32(ciphertext.count))
-        if state == .handshaking { advanceHandshake() }
+        if state == .handshaking {
+            advanceHandshake()
+            if state == .established, let unread = handOverRecords() {
+                return unread.withUnsafeBytes { receiveRecords($0) }
+            }
+        }
         var plaintext: [UInt8] = []
         if state == .established { readPlaintext(into: &plaintext) }
         if navsync_bio_pending(input) == 0 { replaceIfGrown(input: true) }
         return plaintext
+    }
+
+    private func receiveRecords(_ ciphertext: UnsafeRawBufferPointer) -> [UInt8] {
+        guard let records, !ciphertext.isEmpty else { return [] }
+        var plaintext: [UInt8] = []
+        switch records.receive(ciphertext, plaintext: &plaintext, output: &recordOutput) {
+        case .open: break
+        case .peerClosed: state = .peerClosed
+        case .failed(let reason): state = .failed(reason)
+        }
+        return plaintext
+    }
+
+    // MARK: Handover
+
+    /// OpenSSL's key log line for this connection's SSL object.
+    fileprivate func noteKeyLog(_ line: UnsafePointer<CChar>) {
+        let entry = UnsafeRawBufferPointer(start: line, count: strlen(line))
+        guard let logged = TLSKeyLogLine(entry) else { return }
+        switch logged.label {
+        case .clientTraffic: clientTrafficSecret = logged.secret
+        case .serverTraffic: serverTrafficSecret = logged.secret
+        }
+    }
+
+    /// Once a server's TLS 1.3 handshake is done: the records from now on
+    /// are this engine's own, and the SSL object goes. Returns the
+    /// ciphertext OpenSSL had not read (records that came with the
+    /// client's Finished), or nil when the connection stays with OpenSSL.
+    private func handOverRecords() -> [UInt8]? {
+        defer { forgetTrafficSecrets() }
+        guard isServer, let ssl, SSL_version(ssl) == TLS1_3_VERSION,
+              let cipher = SSL_get_current_cipher(ssl),
+              let suite = TLS13Suite(id: UInt16(truncatingIfNeeded: SSL_CIPHER_get_id(cipher))),
+              let clientTrafficSecret, let serverTrafficSecret,
+              let records = TLS13Records(suite: suite, clientSecret: clientTrafficSecret, serverSecret: serverTrafficSecret)
+        else { return nil }
+        // The server's last flight may still wait to be taken; it goes first.
+        recordOutput = takeOutgoing()
+        let input = SSL_get_rbio(ssl)
+        let unread = [UInt8](unsafeUninitializedCapacity: navsync_bio_pending(input)) { buffer, initialized in
+            initialized = buffer.isEmpty ? 0 : max(0, Int(BIO_read(input, buffer.baseAddress, Int32(buffer.count))))
+        }
+        handedOverVersion = protocolVersion
+        SSL_free(ssl)
+        self.ssl = nil
+        self.records = records
+        return unread
+    }
+
+    private func forgetTrafficSecrets() {
+        for index in clientTrafficSecret?.indices ?? 0..<0 { clientTrafficSecret?[index] = 0 }
+        for index in serverTrafficSecret?.indices ?? 0..<0 { serverTrafficSecret?[index] = 0 }
+        clientTrafficSecret = nil
+        serverTrafficSecret = nil
+    }
+
+    /// Handed to OpenSSL as the server context's key log callback.
+    static let keyLogCallback: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void = { ssl, line in
+        guard let ssl, let line, let engine = SSL_get_ex_data(ssl, 0) else { return }
+        Unmanaged<TLSEngine>.fromOpaque(engine).takeUnretainedValue().noteKeyLog(line)
     }
 
     /// The same, from any byte collection (tests, and callers holding arrays).
@@ -176,8 +278,16 @@ public final class TLSEngine {
     /// Only once `established`; returns false (and sends nothing) otherwise.
     @discardableResult
     public func send(_ plaintext: UnsafeRawBufferPointer) -> Bool {
-        guard let ssl, state == .established || state == .peerClosed else { return false }
+        guard state == .established || state == .peerClosed else { return false }
         guard !plaintext.isEmpty else { return true }
+        if let records {
+            guard records.send(plaintext, into: &recordOutput) else {
+                state = .failed("cannot seal a record")
+                return false
+            }
+            return true
+        }
+        guard let ssl else { return false }
         OpenSSLErrors.clear()
         var written = 0
         // Into a memory BIO a write never waits: it takes everything or fails.
@@ -195,7 +305,12 @@ public final class TLSEngine {
 
     /// Says close_notify: the peer learns that nothing more follows.
     public func finish() {
-        guard let ssl, state == .established || state == .peerClosed else { return }
+        guard state == .established || state == .peerClosed else { return }
+        if let records {
+            records.closeNotify(into: &recordOutput)
+            return
+        }
+        guard let ssl else { return }
         OpenSSLErrors.clear()
         _ = SSL_shutdown(ssl)
         OpenSSLErrors.clear()
@@ -203,13 +318,18 @@ public final class TLSEngine {
 
     /// Bytes OpenSSL wants on the wire.
     public var outgoingCount: Int {
-        guard let ssl else { return 0 }
+        guard let ssl else { return recordOutput.count }
         return navsync_bio_pending(SSL_get_wbio(ssl))
     }
 
     /// Takes every byte waiting to go on the wire (empty when none).
     public func takeOutgoing() -> [UInt8] {
-        guard let ssl else { return [] }
+        guard let ssl else {
+            let records = recordOutput
+            // Not removeAll(keepingCapacity:): an idle connection keeps no buffer.
+            recordOutput = []
+            return records
+        }
         let output = SSL_get_wbio(ssl)
         let count = navsync_bio_pending(output)
         guard count > 0 else { return [] }
@@ -232,8 +352,22 @@ public final class TLSEngine {
         if input { SSL_set0_rbio(ssl, fresh) } else { SSL_set0_wbio(ssl, fresh) }
     }
 
+    /// Whether OpenSSL's SSL object still carries the connection (false
+    /// once a TLS 1.3 server connection has its own record layer).
+    var holdsOpenSSLConnection: Bool { ssl != nil }
+
+    /// Asks OpenSSL for a KeyUpdate (a client's: a server's records are its
+    /// own after the handshake); `requestingPeer` asks the peer for one too.
+    @discardableResult
+    func updateKeys(requestingPeer: Bool) -> Bool {
+        guard let ssl, state == .established else { return false }
+        return SSL_key_update(ssl, requestingPeer ? SSL_KEY_UPDATE_REQUESTED : SSL_KEY_UPDATE_NOT_REQUESTED) == 1
+            && SSL_do_handshake(ssl) == 1
+    }
+
     /// "TLSv1.3" once established, for logs.
     public var protocolVersion: String {
+        if let handedOverVersion { return handedOverVersion }
         guard let ssl, let name = SSL_get_version(ssl) else { return "" }
         return String(cString: name)
     }

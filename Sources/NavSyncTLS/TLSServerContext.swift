@@ -23,8 +23,16 @@ public final class TLSServerContext {
         self.certificateFile = certificateFile
         self.keyFile = keyFile
         try TLSContextSettings.apply(to: context)
-        // Stateless tickets resume sessions; a server-side cache would grow with every client.
+        // No server-side session cache: it would grow with every client.
         _ = navsync_ssl_ctx_session_cache_off(context)
+        // No session tickets either: a TLS 1.3 connection's records pass from
+        // OpenSSL to the engine's own record layer when the handshake ends
+        // (TLSEngine), which needs OpenSSL to have sealed nothing under the
+        // application keys by then. Resumption saved little here: the ticket
+        // keys are made afresh by every daemon start and every reload.
+        _ = SSL_CTX_set_num_tickets(context, 0)
+        // The application traffic secrets reach the engine through the key log.
+        SSL_CTX_set_keylog_callback(context, TLSEngine.keyLogCallback)
         guard SSL_CTX_use_certificate_chain_file(context, certificateFile) == 1 else {
             throw TLSError.fromQueue("cannot load the certificate \(certificateFile)")
         }

@@ -213,11 +213,16 @@ public final class TLSStream: ByteStream {
             return total
         }
         seal(chunks)
+        offerSealed()
+        return total
+    }
+
+    /// The records just sealed go to the kernel with what it takes at once; the rest is queued.
+    private func offerSealed() {
         let ciphertext = engine.takeOutgoing()
-        guard !ciphertext.isEmpty else { return total }
+        guard !ciphertext.isEmpty else { return }
         let taken = transport.writeWithoutQueuing([ciphertext])
         if taken < ciphertext.count { transport.write([Array(ciphertext[taken...])]) }
-        return total
     }
 
     /// Small chunks (one line each) are joined so that they share records.
@@ -265,9 +270,26 @@ public final class TLSStream: ByteStream {
 }
 
 extension TLSStream {
-    /// Records are this connection's own: a shared turn is encrypted like
-    /// any other bytes (the copy is what TLS costs; see docs/PERFORMANCE.md).
-    public func write(shared bytes: SharedBytes) { write([bytes.array]) }
+    /// Records are this connection's own, the plaintext need not be: a
+    /// shared turn is sealed straight from its buffer, with no copy per watcher.
+    public func write(shared bytes: SharedBytes) {
+        guard !transport.isClosed else { return }
+        guard isEstablished else {
+            write([bytes.array])
+            return
+        }
+        engine.send(bytes.bytes)
+        sendOutgoing()
+    }
 
-    public func writeWithoutQueuing(shared bytes: SharedBytes) -> Int { writeWithoutQueuing([bytes.array]) }
+    public func writeWithoutQueuing(shared bytes: SharedBytes) -> Int {
+        guard !transport.isClosed else { return bytes.count }
+        guard isEstablished, transport.queuedWriteBytes == 0 else {
+            write(shared: bytes)
+            return bytes.count
+        }
+        engine.send(bytes.bytes)
+        offerSealed()
+        return bytes.count
+    }
 }

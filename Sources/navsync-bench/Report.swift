@@ -54,6 +54,7 @@ enum Report {
         // `baseline` (an older navsyncd, see bench/run.sh BASE_BIN) sits right after navsync.
         var order = ["navsync", "baseline"] + System.allCases.map(\.rawValue).filter { $0 != "navsync" }
         order.insert("baseline-ws", at: (order.firstIndex(of: "navsync-ws") ?? order.count - 1) + 1)
+        order.insert("baseline-tls", at: (order.firstIndex(of: "navsync-tls") ?? order.count - 1) + 1)
         var rows: [Row] = []
         for runs in groups.values {
             let first = runs[0]
@@ -147,6 +148,10 @@ enum Report {
                        "baseline-ws vs baseline (the older navsyncd's WebSocket watchers against its TCP ones), same run:")
         out += section("navsync-ws", against: "baseline-ws", label: "",
                        "navsync-ws (this build) vs baseline-ws (BASE_BIN, WebSocket watchers), same run:")
+        out += section("baseline-tls", against: "baseline", label: "plain",
+                       "baseline-tls vs baseline (the older navsyncd's TLS watchers against its plain ones), same run:")
+        out += section("navsync-tls", against: "baseline-tls", label: "",
+                       "navsync-tls (this build) vs baseline-tls (BASE_BIN, TLS watchers), same run:")
         let loads = rows.flatMap(\.loads).compactMap { $0.split(separator: " ").first.flatMap { Double($0) } }
         if let low = loads.min(), let high = loads.max() {
             out += "\nmachine load (1-minute average) when the runs started: \(f(low, 2)) to \(f(high, 2)); each run's is in its JSON file.\n"

@@ -45,7 +45,7 @@ final class TLSHostilePeerTests: XCTestCase {
     /// frees its record buffers while idle (SSL_MODE_RELEASE_BUFFERS) and the
     /// engine swaps out memory BIOs that grew, so what stays is the
     /// connection's own state.
-    func test_idleTLSWatchers_costUnder64KiBEach() throws {
+    func test_idleTLSWatchers_costUnder12KiBEach() throws {
         let daemon = try tlsDaemon()
         let flag = certs.directory + "/let-go-" + UUID().uuidString
         let count = 500
@@ -58,7 +58,10 @@ final class TLSHostilePeerTests: XCTestCase {
         FileManager.default.createFile(atPath: flag, contents: Data())
         print("tls idle watchers: \(count) hold +\(heldKiB) KiB, \(heldKiB * 1024 / count) B each")
         if !Hardening.sanitized {
-            XCTAssertLessThan(heldKiB * 1024 / count, 64 * 1024)
+            // ~6 KiB measured once the SSL object goes after the handshake
+            // (~20 KiB while it stayed); the 8 KiB goal is the benchmark's
+            // (docs/PERFORMANCE.md), this bound leaves room for RSS jitter.
+            XCTAssertLessThan(heldKiB * 1024 / count, 12 * 1024)
         }
     }
 

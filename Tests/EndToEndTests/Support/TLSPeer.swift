@@ -15,6 +15,12 @@ enum TLSPeer {
     /// `idle COUNT FLAG`: opens COUNT more connections, each a watcher
     ///   (`WATCH`, its `STATE` read), prints `READY`, holds them all until the
     ///   file FLAG appears (bounded).
+    /// `fanout COUNT BURST ROUNDS`: opens COUNT more connections, each a
+    ///   watcher; this connection is the actor: it sends BURST `OPEN`s in one
+    ///   write, then ROUNDS more one at a time, each once every watcher has
+    ///   the one before (a closed loop). Prints `FANOUT <watchers> <lines
+    ///   each>` when every watcher read exactly the actor's events in order,
+    ///   else `MISMATCH <watcher> <line expected> <line read>`.
     /// `reload FLAG`: connection A answers GET, prints READY, waits (bounded)
     ///   for the file FLAG, then opens connection B (PEER-B <common name>)
     ///   and has both answer a PING.
@@ -126,6 +132,40 @@ enum TLSPeer {
         deadline = time.time() + 60
         while not os.path.exists(sys.argv[6]) and time.time() < deadline:
             time.sleep(0.02)
+    elif mode == "fanout":
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        count, burst, rounds = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+        watchers = [Reader(connect(port, ca, name)) for _ in range(count)]
+        for watcher in watchers:
+            watcher.tls.sendall(b"WATCH\n")
+            watcher.line()
+        expected, revision = [], 0
+        def change_all(number):
+            global revision
+            lines = []
+            for _ in range(number):
+                revision += 1
+                lines.append("OPEN /red/blue:r%d" % revision)
+                expected.append("EVENT %d open /red/blue:r%d" % (revision, revision))
+            tls.sendall("".join(line + "\n" for line in lines).encode())
+            for _ in range(number):
+                reader.line()
+        def check(start):
+            for index, watcher in enumerate(watchers):
+                for line in expected[start:]:
+                    got = watcher.line()
+                    if got != line:
+                        print("MISMATCH", index, repr(line), repr(got), flush=True)
+                        sys.exit(1)
+        change_all(burst)
+        check(0)
+        for _ in range(rounds):
+            start = len(expected)
+            change_all(1)
+            check(start)
+        print("FANOUT", count, len(expected), flush=True)
     elif mode == "reload":
         tls.sendall(b"GET\n")
         print("A", reader.line())
