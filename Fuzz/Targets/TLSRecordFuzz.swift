@@ -19,7 +19,7 @@ public func fuzzTLSRecord(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 
     let piece = 1 + input.below(600)
     let suiteID = UInt16(0x1301 + Int(input.byte() % 3))
     let flipAt = input.below(5000)
-    let end: TLSPostHandshakeReader.Reader = input.byte() & 1 == 0 ? .server : .client
+    let reader: TLSPostHandshakeReader.Reader = input.byte() & 1 == 0 ? .server : .client
     let payload = input.rest()
 
     splitAlone(payload, piece: piece)
@@ -29,7 +29,7 @@ public func fuzzTLSRecord(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 
     guard let suite = TLS13Suite(id: suiteID) else { violated("the three suites are known") }
     let clientSecret = [UInt8](repeating: 7, count: suite.hashLength)
     let serverSecret = [UInt8](repeating: 9, count: suite.hashLength)
-    guard let server = TLS13Records(suite: suite, clientSecret: clientSecret, serverSecret: serverSecret, end: end),
+    guard let server = TLS13Records(suite: suite, clientSecret: clientSecret, serverSecret: serverSecret, end: reader),
           let client = TLS13Records(suite: suite, clientSecret: serverSecret, serverSecret: clientSecret) else {
         violated("records are keyed")
     }
