@@ -1,4 +1,4 @@
-// A TLS 1.3 server connection's own record layer (after the handshake):
+// A TLS 1.3 connection's own record layer (after the handshake), either end:
 // the record splitter, the sealed content type, the post-handshake
 // messages and the AEAD of OpenSSL around them. Properties:
 //   - nothing crashes, whatever bytes come, in whatever pieces;
@@ -19,6 +19,7 @@ public func fuzzTLSRecord(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 
     let piece = 1 + input.below(600)
     let suiteID = UInt16(0x1301 + Int(input.byte() % 3))
     let flipAt = input.below(5000)
+    let reader: TLSPostHandshakeReader.Reader = input.byte() & 1 == 0 ? .server : .client
     let payload = input.rest()
 
     splitAlone(payload, piece: piece)
@@ -28,7 +29,7 @@ public func fuzzTLSRecord(_ data: UnsafePointer<UInt8>?, _ count: Int) -> Int32 
     guard let suite = TLS13Suite(id: suiteID) else { violated("the three suites are known") }
     let clientSecret = [UInt8](repeating: 7, count: suite.hashLength)
     let serverSecret = [UInt8](repeating: 9, count: suite.hashLength)
-    guard let server = TLS13Records(suite: suite, clientSecret: clientSecret, serverSecret: serverSecret),
+    guard let server = TLS13Records(suite: suite, clientSecret: clientSecret, serverSecret: serverSecret, end: reader),
           let client = TLS13Records(suite: suite, clientSecret: serverSecret, serverSecret: clientSecret) else {
         violated("records are keyed")
     }

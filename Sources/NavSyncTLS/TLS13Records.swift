@@ -1,7 +1,7 @@
 import NavSyncCore
 
-/// The record layer of an established TLS 1.3 server connection, once
-/// OpenSSL's SSL object has been freed (see `TLSEngine`): records in,
+/// The record layer of an established TLS 1.3 connection, once OpenSSL's
+/// SSL object has been freed (see `TLSEngine`): records in,
 /// plaintext out; plaintext in, records out; KeyUpdate and alerts. All it
 /// keeps is two `TLS13RecordCipher`s and at most one partial record, so an
 /// idle connection costs a few KiB, and sealing a watcher's event is one
@@ -36,14 +36,17 @@ final class TLS13Records {
     private let opener: TLS13RecordCipher
     private let sealer: TLS13RecordCipher
     private var splitter = TLSRecordSplitter()
-    private var postHandshake = TLSPostHandshakeReader()
+    private var postHandshake: TLSPostHandshakeReader
 
-    init?(suite: TLS13Suite, clientSecret: [UInt8], serverSecret: [UInt8]) {
-        guard let opener = TLS13RecordCipher(suite: suite, secret: clientSecret, sealing: false),
-              let sealer = TLS13RecordCipher(suite: suite, secret: serverSecret, sealing: true) else { return nil }
+    /// `reader`: which end this is; its peer's secret opens, its own seals.
+    init?(suite: TLS13Suite, clientSecret: [UInt8], serverSecret: [UInt8], end: TLSPostHandshakeReader.Reader = .server) {
+        let isServer = end == .server
+        guard let opener = TLS13RecordCipher(suite: suite, secret: isServer ? clientSecret : serverSecret, sealing: false),
+              let sealer = TLS13RecordCipher(suite: suite, secret: isServer ? serverSecret : clientSecret, sealing: true) else { return nil }
         opener.close()
         self.opener = opener
         self.sealer = sealer
+        postHandshake = TLSPostHandshakeReader(reader: end)
     }
 
     /// Opens the records `ciphertext` completes: application data goes to

@@ -21,6 +21,9 @@ public final class TLSClientContext {
         pointer = context
         try TLSContextSettings.apply(to: context)
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        // The application traffic secrets reach the engine through the key
+        // log, for its own record layer after the handshake (TLSEngine).
+        SSL_CTX_set_keylog_callback(context, TLSEngine.keyLogCallback)
         // No system store is not an error: the extra roots may be all there is.
         _ = SSL_CTX_set_default_verify_paths(context)
         OpenSSLErrors.clear()

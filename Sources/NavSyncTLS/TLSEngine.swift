@@ -15,13 +15,13 @@ import NavSyncCore
 /// drained memory BIO keeps its buffer otherwise), so an idle connection
 /// holds neither record buffers (SSL_MODE_RELEASE_BUFFERS) nor BIO buffers.
 ///
-/// A server connection that negotiated TLS 1.3 with one of its three
-/// standard suites does not keep OpenSSL's SSL object past the handshake:
-/// the application traffic secrets (from OpenSSL's key log) key a
+/// A connection that negotiated TLS 1.3 with one of its three standard
+/// suites does not keep OpenSSL's SSL object past the handshake: the
+/// application traffic secrets (from OpenSSL's key log) key a
 /// `TLS13Records`, and the SSL object (~14 KiB live) is freed. An idle
-/// encrypted watcher then costs a few KiB, and each record is one AEAD
-/// call of OpenSSL's with no BIO in between. TLS 1.2 connections, other
-/// suites and client connections stay with the SSL object throughout.
+/// encrypted watcher then costs a few KiB on the server, and each record is
+/// one AEAD call of OpenSSL's with no BIO in between, on both ends. TLS 1.2
+/// connections and other suites stay with the SSL object throughout.
 ///
 /// Must be used on one thread at a time.
 public final class TLSEngine {
@@ -40,6 +40,8 @@ public final class TLSEngine {
     /// Keeps the context alive as long as this connection uses it.
     private let retainedContext: AnyObject
     private let isServer: Bool
+    /// False only for tests that need OpenSSL's own record layer as the peer.
+    private let handsOverRecords: Bool
     /// The application traffic secrets, from the key log, until the handover.
     private var clientTrafficSecret: [UInt8]?
     private var serverTrafficSecret: [UInt8]?
@@ -54,9 +56,15 @@ public final class TLSEngine {
     static let readChunk = 16 * 1024
 
     /// The server side of a connection accepted on a TLS listener.
-    public init(server context: TLSServerContext) throws(TLSError) {
+    public convenience init(server context: TLSServerContext) throws(TLSError) {
+        try self.init(server: context, handsOverRecords: true)
+    }
+
+    /// A server that may keep OpenSSL's record layer (the tests' peer for the client's own).
+    init(server context: TLSServerContext, handsOverRecords: Bool) throws(TLSError) {
         retainedContext = context
         isServer = true
+        self.handsOverRecords = handsOverRecords
         let ssl = try Self.makeSSL(context.pointer)
         self.ssl = ssl
         // The key log callback finds this engine here; the SSL object is
@@ -68,15 +76,20 @@ public final class TLSEngine {
     /// The client side; the peer's certificate must name `serverName` (a DNS
     /// name or an IP literal, without brackets).
     public convenience init(client context: TLSClientContext, serverName: String) throws(TLSError) {
-        try self.init(client: context, serverName: serverName, maximumTLS12: false, cipherSuites: nil)
+        try self.init(client: context, serverName: serverName, maximumTLS12: false, cipherSuites: nil, handsOverRecords: true)
     }
 
-    /// A client limited to TLS 1.2 or to some TLS 1.3 suites (the tests' peers of every kind).
-    init(client context: TLSClientContext, serverName: String, maximumTLS12: Bool, cipherSuites: String?) throws(TLSError) {
+    /// A client limited to TLS 1.2 or to some TLS 1.3 suites, or keeping
+    /// OpenSSL's record layer (the tests' peers of every kind).
+    init(client context: TLSClientContext, serverName: String, maximumTLS12: Bool, cipherSuites: String?,
+         handsOverRecords: Bool) throws(TLSError) {
         retainedContext = context
         isServer = false
+        self.handsOverRecords = handsOverRecords
         let ssl = try Self.makeSSL(context.pointer)
         self.ssl = ssl
+        // As for a server: the key log callback finds this engine here.
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
         let parameters = SSL_get0_param(ssl)
         if Self.isIPLiteral(serverName) {
             guard X509_VERIFY_PARAM_set1_ip_asc(parameters, serverName) == 1 else {
@@ -176,19 +189,21 @@ public final class TLSEngine {
         }
     }
 
-    /// Once a server's TLS 1.3 handshake is done: the records from now on
-    /// are this engine's own, and the SSL object goes. Returns the
-    /// ciphertext OpenSSL had not read (records that came with the
-    /// client's Finished), or nil when the connection stays with OpenSSL.
+    /// Once a TLS 1.3 handshake is done: the records from now on are this
+    /// engine's own, and the SSL object goes. Returns the ciphertext OpenSSL
+    /// had not read (records that came with the client's Finished, or a
+    /// server's first records after its own), or nil when the connection
+    /// stays with OpenSSL.
     private func handOverRecords() -> [UInt8]? {
         defer { forgetTrafficSecrets() }
-        guard isServer, let ssl, SSL_version(ssl) == TLS1_3_VERSION,
+        guard handsOverRecords, let ssl, SSL_version(ssl) == TLS1_3_VERSION,
               let cipher = SSL_get_current_cipher(ssl),
               let suite = TLS13Suite(id: UInt16(truncatingIfNeeded: SSL_CIPHER_get_id(cipher))),
               let clientTrafficSecret, let serverTrafficSecret,
-              let records = TLS13Records(suite: suite, clientSecret: clientTrafficSecret, serverSecret: serverTrafficSecret)
+              let records = TLS13Records(suite: suite, clientSecret: clientTrafficSecret, serverSecret: serverTrafficSecret,
+                                         end: isServer ? .server : .client)
         else { return nil }
-        // The server's last flight may still wait to be taken; it goes first.
+        // This end's last flight (a client's Finished) may still wait to be taken; it goes first.
         recordOutput = takeOutgoing()
         let input = SSL_get_rbio(ssl)
         let unread = [UInt8](unsafeUninitializedCapacity: navsync_bio_pending(input)) { buffer, initialized in

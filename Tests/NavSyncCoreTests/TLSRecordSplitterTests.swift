@@ -118,6 +118,23 @@ final class TLSPostHandshakeReaderTests: XCTestCase {
         }
     }
 
+    func test_reader_clientPassesOverTickets_splitAnywhere_thenKeyUpdate() throws {
+        let ticket: [UInt8] = [4, 0, 0, 9] + [UInt8](1...9)
+        let stream = ticket + ticket + [24, 0, 0, 1, 1]
+        for cut in 1..<stream.count {
+            var reader = TLSPostHandshakeReader(reader: .client)
+            let first = try Array(stream[..<cut]).withUnsafeBytes { bytes throws(TLSPostHandshakeReader.Failure) in try reader.read(record: bytes) }
+            let second = try Array(stream[cut...]).withUnsafeBytes { bytes throws(TLSPostHandshakeReader.Failure) in try reader.read(record: bytes) }
+            XCTAssertNil(first, "cut at \(cut)")
+            XCTAssertEqual(second, .updateRequested, "cut at \(cut)")
+            XCTAssertFalse(reader.isMidMessage)
+        }
+        var server = TLSPostHandshakeReader(reader: .server)
+        XCTAssertThrowsError(try ticket.withUnsafeBytes { bytes throws(TLSPostHandshakeReader.Failure) in try server.read(record: bytes) }) { error in
+            XCTAssertEqual(error as? TLSPostHandshakeReader.Failure, .unexpectedMessage(4), "a client never sends a ticket")
+        }
+    }
+
     func test_reader_messageInterruptedByOtherRecord_isRefused() throws {
         var reader = TLSPostHandshakeReader()
         XCTAssertNoThrow(try reader.otherRecordArrived())

@@ -1,4 +1,5 @@
 @testable import NavSyncTLS
+import NavSyncCore
 import TLSCertificateHarness
 import XCTest
 
@@ -10,8 +11,9 @@ final class TLS13RecordsTests: XCTestCase {
 
     private func connectedPair(maximumTLS12: Bool = false, cipherSuites: String? = nil) throws -> (client: TLSEngine, server: TLSEngine) {
         let server = try TLSEngine(server: TLSServerContext(certificateFile: certs.serverCertificate, keyFile: certs.serverKey))
+        // OpenSSL's own record layer on the client: the other implementation checks ours.
         let client = try TLSEngine(client: TLSClientContext(extraRootsFile: certs.caFile), serverName: "127.0.0.1",
-                                   maximumTLS12: maximumTLS12, cipherSuites: cipherSuites)
+                                   maximumTLS12: maximumTLS12, cipherSuites: cipherSuites, handsOverRecords: false)
         pump(client, server)
         XCTAssertEqual(client.state, .established)
         XCTAssertEqual(server.state, .established)
@@ -81,7 +83,8 @@ final class TLS13RecordsTests: XCTestCase {
 
     func test_records_dataSentWithTheClientsFinished_isRead() throws {
         let server = try TLSEngine(server: TLSServerContext(certificateFile: certs.serverCertificate, keyFile: certs.serverKey))
-        let client = try TLSEngine(client: TLSClientContext(extraRootsFile: certs.caFile), serverName: "127.0.0.1")
+        let client = try TLSEngine(client: TLSClientContext(extraRootsFile: certs.caFile), serverName: "127.0.0.1",
+                                   maximumTLS12: false, cipherSuites: nil, handsOverRecords: false)
         _ = server.receive(client.takeOutgoing())            // ClientHello
         _ = client.receive(server.takeOutgoing())            // the server's flight: the client is done
         XCTAssertEqual(client.state, .established)
@@ -163,5 +166,80 @@ final class TLS13RecordsTests: XCTestCase {
         XCTAssertFalse(server.send(Array("x".utf8)) && !server.takeOutgoing().isEmpty)
         client.send(Array("GET\n".utf8))
         XCTAssertEqual(server.receive(client.takeOutgoing()), [])
+    }
+
+    // MARK: The client's own record layer
+
+    /// A client with its own record layer against a server keeping OpenSSL's (which sends tickets).
+    private func clientAgainstOpenSSLServer(tickets: Int, cipherSuites: String? = nil) throws -> (client: TLSEngine, server: TLSEngine) {
+        let context = try TLSServerContext(certificateFile: certs.serverCertificate, keyFile: certs.serverKey)
+        context.issueTickets(tickets)
+        let server = try TLSEngine(server: context, handsOverRecords: false)
+        let client = try TLSEngine(client: TLSClientContext(extraRootsFile: certs.caFile), serverName: "127.0.0.1",
+                                   maximumTLS12: false, cipherSuites: cipherSuites, handsOverRecords: true)
+        pump(client, server)
+        XCTAssertEqual(client.state, .established)
+        XCTAssertEqual(server.state, .established)
+        return (client, server)
+    }
+
+    func test_clientRecords_passOverTicketsAndCarryBothWays_everySuite() throws {
+        for suite in ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"] {
+            let (client, server) = try clientAgainstOpenSSLServer(tickets: 2, cipherSuites: suite)
+            XCTAssertFalse(client.holdsOpenSSLConnection, suite)
+            XCTAssertTrue(server.holdsOpenSSLConnection, suite)
+            server.send(Array("STATE 0 /red\n".utf8))
+            XCTAssertEqual(pump(client, server, piece: 1).client, Array("STATE 0 /red\n".utf8), suite)
+            client.send(Array("GET\n".utf8))
+            XCTAssertEqual(pump(client, server).server, Array("GET\n".utf8), suite)
+            XCTAssertEqual(client.state, .established, suite)
+        }
+    }
+
+    func test_clientRecords_serverKeyUpdate_answeredAndFollowed() throws {
+        let (client, server) = try clientAgainstOpenSSLServer(tickets: 1)
+        for round in 0..<3 {
+            XCTAssertTrue(server.updateKeys(requestingPeer: round != 1))
+            server.send(Array("event \(round)\n".utf8))
+            XCTAssertEqual(pump(client, server).client, Array("event \(round)\n".utf8))
+            client.send(Array("line \(round)\n".utf8))
+            XCTAssertEqual(pump(client, server).server, Array("line \(round)\n".utf8))
+        }
+        XCTAssertEqual(server.state, .established)
+    }
+
+    func test_clientRecords_againstOurServer_bothOwnRecordLayers() throws {
+        let server = try TLSEngine(server: TLSServerContext(certificateFile: certs.serverCertificate, keyFile: certs.serverKey))
+        let client = try TLSEngine(client: TLSClientContext(extraRootsFile: certs.caFile), serverName: "127.0.0.1")
+        pump(client, server)
+        XCTAssertFalse(client.holdsOpenSSLConnection)
+        XCTAssertFalse(server.holdsOpenSSLConnection)
+        XCTAssertEqual(client.protocolVersion, "TLSv1.3")
+        let big = [UInt8](repeating: UInt8(ascii: "y"), count: 70_000)
+        server.send(big)
+        XCTAssertEqual(pump(client, server, piece: 333).client, big)
+        client.finish()
+        pump(client, server)
+        XCTAssertEqual(server.state, .peerClosed)
+    }
+
+    func test_clientRecords_certificateRequestAfterHandshake_refused() {
+        var reader = TLSPostHandshakeReaderProbe()
+        XCTAssertEqual(reader.read([13, 0, 0, 4, 0, 0, 0, 0]), "unexpected handshake message 13 after the handshake")
+    }
+}
+
+/// The client's post-handshake reader, as the client record layer uses it.
+private struct TLSPostHandshakeReaderProbe {
+    private var reader = TLSPostHandshakeReader(reader: .client)
+    mutating func read(_ bytes: [UInt8]) -> String? {
+        do {
+            _ = try bytes.withUnsafeBytes { bytes throws(TLSPostHandshakeReader.Failure) in try reader.read(record: bytes) }
+            return nil
+        } catch let failure as TLSPostHandshakeReader.Failure {
+            return failure.description
+        } catch {
+            return "\(error)"
+        }
     }
 }
