@@ -23,23 +23,40 @@ final class WebExchange {
         case over
     }
 
-    /// A `POST /rooms/NAME` whose body is being read, then whose change the hub decides.
-    private struct PendingChange {
-        var room: String
-        var grant: Grant
-        var token: String?
-        var ifMatch: String?
-        var closes: Bool
+    /// A `POST /rooms/NAME` whose body is being read, then whose change the
+    /// hub decides. A class, so an exchange that holds none (every
+    /// WebSocket) carries one pointer for it instead of the whole record.
+    private final class PendingChange {
+        let room: String
+        let grant: Grant
+        let token: String?
+        let ifMatch: String?
+        let closes: Bool
         var body: [UInt8] = []
         var bodyLeft: Int
         /// The change's line went up; the answer is awaited.
         var submitted = false
+
+        init(room: String, grant: Grant, token: String?, ifMatch: String?, closes: Bool, bodyLeft: Int) {
+            self.room = room
+            self.grant = grant
+            self.token = token
+            self.ifMatch = ifMatch
+            self.closes = closes
+            self.bodyLeft = bodyLeft
+        }
     }
 
     private let door: WebFrontDoor
     private let hub: any WebHubPort
     private unowned let connection: ConnectionDoor
-    private var parser = HTTPHeadParser()
+    /// The request parser, boxed: once the connection leaves HTTP (a
+    /// WebSocket, an events stream) the box goes, and the exchange keeps
+    /// one pointer instead of the parser's fields.
+    private final class HeadReader {
+        var parser = HTTPHeadParser()
+    }
+    private var reader: HeadReader? = HeadReader()
     /// Bytes of the current request's body still to skip.
     private var bodyLeft = 0
     private var phase = Phase.http
@@ -70,7 +87,7 @@ final class WebExchange {
     func received(_ bytes: some Collection<UInt8>) {
         switch phase {
         case .http:
-            parser.append(bytes)
+            reader?.parser.append(bytes)
             serveRequests()
         case .webSocket(let framer):
             handle(framer.receive(bytes), from: framer)
@@ -98,7 +115,7 @@ final class WebExchange {
                 continue
             }
             if bodyLeft > 0 {
-                bodyLeft -= parser.skip(upTo: bodyLeft)
+                bodyLeft -= reader?.parser.skip(upTo: bodyLeft) ?? bodyLeft
                 if bodyLeft > 0 { return }
             }
             // Responses queued past --max-pending (the same bound as every
@@ -110,7 +127,7 @@ final class WebExchange {
                 connection.holdReadingUntilDrained()
                 return
             }
-            guard let outcome = parser.next() else { return }
+            guard let outcome = reader?.parser.next() else { return }
             switch outcome {
             case .failure(let error):
                 door.noteRequest()
@@ -247,7 +264,7 @@ final class WebExchange {
     private func armHeadTimer() {
         headTimer?.start(afterMilliseconds: door.headTimeoutMilliseconds) { [unowned self] in
             guard case .http = self.phase else { return }
-            if self.parser.holdsPartialHead || self.bodyLeft > 0 {
+            if self.reader?.parser.holdsPartialHead == true || self.bodyLeft > 0 {
                 self.respond(.refusal(408, "request head not complete in time", closes: true), headOnly: false,
                              why: "HTTP request head timed out")
             } else {
@@ -275,19 +292,18 @@ final class WebExchange {
 
     /// Takes what the parser holds of the pending body; true once it is whole.
     private func readBody() -> Bool {
-        guard var pending = change else { return false }
+        guard let pending = change, let reader else { return false }
         if pending.bodyLeft > 0 {
-            let taken = parser.take(upTo: pending.bodyLeft)
+            let taken = reader.parser.take(upTo: pending.bodyLeft)
             pending.body += taken
             pending.bodyLeft -= taken.count
-            change = pending
         }
         return pending.bodyLeft == 0
     }
 
     /// The body is read: a change goes up as its line; anything else is answered here.
     private func submitChange() {
-        guard var pending = change else { return }
+        guard let pending = change else { return }
         var ifRevision: UInt64?
         if let ifMatch = pending.ifMatch {
             guard let revision = EntityTag.ifMatchRevision(ifMatch) else {
@@ -306,7 +322,6 @@ final class WebExchange {
         case .success(let body):
             pending.submitted = true
             pending.body = []
-            change = pending
             // The hub may take its time (a backplane's round trip): no head is due
             // meanwhile, and nothing more is read, so pipelined requests wait in the
             // socket rather than in the daemon's memory.
@@ -359,7 +374,8 @@ final class WebExchange {
         }
         headTimer?.close()
         headTimer = nil
-        _ = parser.skip(upTo: bodyLeft)
+        // A body on the request is skipped; nothing more is read as HTTP.
+        reader = nil
         bodyLeft = 0
         hub.act(for: grant, token: token, in: room)
         connection.writeDown(HTTPResponse.eventStreamHead(date: door.date(), server: door.serverHeader, allowOrigin: origin))
@@ -399,9 +415,10 @@ final class WebExchange {
         phase = .webSocket(framer)
         door.noteWebSocketOpened()
         // A body on the upgrade request is skipped; what follows it is frames.
-        _ = parser.skip(upTo: bodyLeft)
+        _ = reader?.parser.skip(upTo: bodyLeft)
         bodyLeft = 0
-        let early = parser.takeBuffered()
+        let early = reader?.parser.takeBuffered() ?? []
+        reader = nil
         if !early.isEmpty { handle(framer.receive(early), from: framer) }
     }
 
