@@ -40,7 +40,7 @@ help:
 	@echo "make bench-compare BASE=REV  the same, with navsyncd built at REV as 'baseline' rows beside this build"
 	@echo "make test-sanitizers  unit tests under ASan and TSan, the ASan daemon under stress"
 	@echo "make test-interop  signed tokens against PyJWT (from PyPI, in .build/interop-venv)"
-	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files, web, redis, presence, signed tokens, HTTP API, the bench's HTTP responses, the tokens and keys files, TLS 1.3 records (FUZZ_SECONDS=60 each)"
+	@echo "make fuzz    libFuzzer on framer, parser, routes, catalogs, state files, web, redis, presence, signed tokens, HTTP API, the bench's HTTP responses, the tokens and keys files, TLS 1.3 records, the bench's WebSocket frames (FUZZ_SECONDS=60 each)"
 	@echo "make install    binaries, man pages, systemd units, sample catalog, bash completion"
 	@echo "                under PREFIX (default /usr/local), staged under DESTDIR; needs make build"
 	@echo "make uninstall  remove what make install put there (same PREFIX and DESTDIR)"

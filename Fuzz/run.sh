@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with swiftc (no SwiftPM) and runs each for a
 # bounded time. Usage:
 #   Fuzz/run.sh [SECONDS] [TARGET...]      (default: $FUZZ_SECONDS or 60; every target)
-# Targets: framer parser route catalog statefile http wsline wsframe redis presence token httpapi httpresponse configfile tlsrecord.
+# Targets: framer parser route catalog statefile http wsline wsframe redis presence token httpapi httpresponse configfile tlsrecord benchframes.
 #
 # NavSyncCore is compiled once, instrumented, as a static library; each target
 # is its own binary (its file plus FuzzSupport.swift, and for http, wsline,
@@ -15,7 +15,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-${FUZZ_SECONDS:-60}}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline wsframe redis presence token httpapi httpresponse configfile tlsrecord)
+[ ${#targets[@]} -gt 0 ] || targets=(framer parser route catalog statefile http wsline wsframe redis presence token httpapi httpresponse configfile tlsrecord benchframes)
 out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
 mkdir -p "$out/lib" "$out/bin" "$out/logs" "$out/artifacts"
 flags=(-parse-as-library -sanitize=fuzzer,address -O)
@@ -55,6 +55,7 @@ sources_for() {
         redis) file=RedisReplyFuzz ;; presence) file=PresenceFuzz ;; token) file=SignedTokenFuzz ;;
         httpapi) file=HTTPAPIFuzz ;; httpresponse) file=HTTPResponseFuzz ;; configfile) file=ConfigFileFuzz ;;
         tlsrecord) file=TLSRecordFuzz ;;
+        benchframes) file=BenchFramesFuzz ;;
         *) echo "fuzz: unknown target $t" >&2; exit 64 ;;
     esac
     echo "$root/Fuzz/Targets/$file.swift $root/Fuzz/Targets/FuzzSupport.swift"
@@ -71,6 +72,8 @@ sources_for() {
     [ "$t" = httpapi ] && echo "$web/JSONChangeBody.swift $web/ServerSentEvents.swift $web/RoomDocument.swift $web/JSONText.swift $web/HTTPRequestHead.swift"
     # (1.3) navsync-bench's HTTP response reader (what its HTTP writers count).
     [ "$t" = httpresponse ] && echo "$root/Sources/navsync-bench/HTTPResponseReader.swift"
+    # (1.3) navsync-bench's WebSocket reader (what navsync-ws and navsync-wss watchers count).
+    [ "$t" = benchframes ] && echo "$root/Sources/navsync-bench/FrameScanner.swift"
     # (1.3) A TLS 1.3 server connection's own record layer (OpenSSL's AEAD is linked).
     [ "$t" = tlsrecord ] && echo "$root/Sources/NavSyncTLS/TLS13RecordCipher.swift $root/Sources/NavSyncTLS/TLS13Records.swift"
     # The daemon's WebSocket framing (wslay is linked).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench: navsyncd (watchers over TCP, over WebSocket as navsync-ws, on
-# server-sent events as navsync-sse, and inside TLS as navsync-tls) beside
+# server-sent events as navsync-sse, inside TLS as navsync-tls, and on
+# WebSocket inside TLS as navsync-wss) beside
 # Redis pub/sub (plain, and with its subscribers inside TLS as redis-tls), NATS and the floor broadcaster,
 # for N = 100, 1,000, 5,000 and 10,000 watchers, each configuration RUNS
 # times with a fresh server; medians in a table, bench/results/*.json and
@@ -15,7 +16,8 @@
 # navsyncd: measured as the `baseline` rows beside `navsync`, interleaved in the
 # same run, so a change is shown side by side with the figures before it;
 # add `baseline-ws` to SYSTEMS for its WebSocket watchers beside navsync-ws,
-# `baseline-tls` for its TLS watchers beside navsync-tls).
+# `baseline-tls` for its TLS watchers beside navsync-tls, `baseline-wss` for
+# its WebSocket watchers inside TLS beside navsync-wss).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # nats-server lives in /usr/sbin.
@@ -24,11 +26,11 @@ PATH="$PATH:/usr/sbin"
 BIN=${BIN:-.build/release}
 NS=${NS:-"100 1000 5000 10000"}
 RUNS=${RUNS:-3}
-SYSTEMS=${SYSTEMS:-"navsync navsync-ws navsync-sse navsync-tls redis redis-tls nats floor"}
+SYSTEMS=${SYSTEMS:-"navsync navsync-ws navsync-sse navsync-tls navsync-wss redis redis-tls nats floor"}
 BASE_BIN=${BASE_BIN:-}
 if [ -n "$BASE_BIN" ]; then
     [ -x "$BASE_BIN/navsyncd" ] || { echo "bench: BASE_BIN=$BASE_BIN has no navsyncd" >&2; exit 64; }
-    # The word navsync only: navsync-ws and navsync-tls stay where they are.
+    # The word navsync only: navsync-ws, -tls, -wss and the rest stay where they are.
     case " $SYSTEMS " in *" baseline "*) ;; *) SYSTEMS="navsync baseline $(echo " $SYSTEMS " | sed 's/ navsync / /')" ;; esac
 fi
 M=${M:-300}
@@ -80,11 +82,11 @@ printf 'control main %s\nview main %s\n' "$CONTROL_TOKEN" "$VIEW_TOKEN" > "$GRAN
 chmod 600 "$GRANTS"
 rm -f "$OUT"/run-*.json "$OUT"/plot-*.dat
 
-# navsync-tls, redis-tls: a throwaway CA and an ECDSA P-256 certificate for
+# navsync-tls, navsync-wss, redis-tls: a throwaway CA and an ECDSA P-256 certificate for
 # 127.0.0.1, made for this run; the server's TLS port is its plain port + TLS_OFFSET.
 TLS_DIR="$LOGS/tls"
 TLS_OFFSET=2000
-case " $SYSTEMS " in *" navsync-tls "*|*" redis-tls "*|*" baseline-tls "*)
+case " $SYSTEMS " in *" navsync-tls "*|*" navsync-wss "*|*" redis-tls "*|*" baseline-tls "*|*" baseline-wss "*)
     mkdir -p "$TLS_DIR"
     (
         cd "$TLS_DIR"
@@ -114,10 +116,10 @@ start_server() {
                      --log-level warn 2>"$log" & ;;
         navsync-grants) "$BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
                      --tokens "$GRANTS" --log-level warn 2>"$log" & ;;
-        navsync-tls) "$BIN/navsyncd" --listen "127.0.0.1:$port" --tls-listen "127.0.0.1:$((port + TLS_OFFSET))" \
+        navsync-tls|navsync-wss) "$BIN/navsyncd" --listen "127.0.0.1:$port" --tls-listen "127.0.0.1:$((port + TLS_OFFSET))" \
                      --tls-cert "$TLS_DIR/server.pem" --tls-key "$TLS_DIR/server.key" --max-handshakes 80000 --state none \
                      --max-clients 20000 --log-level warn 2>"$log" & ;;
-        baseline-tls) "$BASE_BIN/navsyncd" --listen "127.0.0.1:$port" --tls-listen "127.0.0.1:$((port + TLS_OFFSET))" \
+        baseline-tls|baseline-wss) "$BASE_BIN/navsyncd" --listen "127.0.0.1:$port" --tls-listen "127.0.0.1:$((port + TLS_OFFSET))" \
                      --tls-cert "$TLS_DIR/server.pem" --tls-key "$TLS_DIR/server.key" --max-handshakes 80000 --state none \
                      --max-clients 20000 --log-level warn 2>"$log" & ;;
         baseline|baseline-ws) "$BASE_BIN/navsyncd" --listen "127.0.0.1:$port" --state none --max-clients 20000 \
@@ -168,13 +170,16 @@ for n in $NS; do
                 port=$((port + 1))
                 start_server "$system" "$port"
                 speak=$system; [ "$system" = baseline ] && speak=navsync; [ "$system" = baseline-ws ] && speak=navsync-ws
-                [ "$system" = baseline-tls ] && speak=navsync-tls
+                [ "$system" = baseline-tls ] && speak=navsync-tls; [ "$system" = baseline-wss ] && speak=navsync-wss
                 tokens=()
                 if [ "$system" = navsync-grants ]; then
                     speak=navsync
                     tokens=(--watcher-token "$VIEW_TOKEN" --actor-token "$CONTROL_TOKEN")
                 fi
-                tls=(); [ "$system" = navsync-tls ] || [ "$system" = redis-tls ] || [ "$system" = baseline-tls ] && tls=(--tls-port "$((port + TLS_OFFSET))" --tls-ca "$TLS_DIR/ca.pem")
+                tls=()
+                case $system in navsync-tls|navsync-wss|redis-tls|baseline-tls|baseline-wss)
+                    tls=(--tls-port "$((port + TLS_OFFSET))" --tls-ca "$TLS_DIR/ca.pem") ;;
+                esac
                 if "$BIN/navsync-bench" --system "$speak" --label "$system" --port "$port" --pid "$SERVER_PID" \
                         "${tokens[@]}" "${tls[@]}" \
                         -n "$n" -m "$M" -k "$K" --run "$run" --timeout 300 --quiet \

@@ -35,7 +35,7 @@ final class Bench {
 
     private var phase = Phase.connecting
     private var actor: StreamConnection?
-    /// navsync-tls: the trusted roots, loaded once for every watcher.
+    /// navsync-tls, navsync-wss, redis-tls: the trusted roots, loaded once for every watcher.
     private var tlsContext: TLSClientContext?
     private var actorScanner = LineScanner()
     private var actorAcknowledgements = 0
@@ -235,7 +235,7 @@ final class Bench {
         }
     }
 
-    /// navsync-tls: the watcher is adopted once its handshake is done (a
+    /// Watchers inside TLS: the watcher is adopted once its handshake is done (a
     /// connect counts as in flight until then, so the batch paces handshakes).
     private func shakeHands(_ connection: StreamConnection) {
         do {
@@ -332,7 +332,7 @@ final class Bench {
                 break
             }
         }
-        if wire.system == .navsyncWebSocket {
+        if wire.system.watchersOnWebSocket {
             watcher.frames.scan(bytes, classify)
         } else if wire.system == .navsyncSSE {
             watcher.eventStream.scan(bytes, classify)

@@ -13,7 +13,7 @@ struct BenchOptions {
     var pids: [Int32] = []
     /// Ports the watchers use in turn (a fleet's daemons); empty: `port`.
     var watcherPorts: [Int] = []
-    /// navsync-tls: the daemon's TLS port (watchers), and the CA its certificate chains to.
+    /// navsync-tls, navsync-wss, redis-tls: the server's TLS port (watchers), and the CA its certificate chains to.
     var tlsPort: Int?
     var tlsCA: String?
     /// Leader: helper processes holding more watchers, and where they report.
@@ -60,12 +60,13 @@ struct BenchOptions {
                navsync-bench history --daemon PATH --port N [--rooms R] [--history H] [--json FILE]
                                                        RSS of the WATCH <rev> history, R rooms filled to H events
 
-          --system navsync|navsync-ws|navsync-sse|navsync-tls|redis|redis-tls|nats|floor   protocol (default navsync)
+          --system navsync|navsync-ws|navsync-sse|navsync-tls|navsync-wss|redis|redis-tls|nats|floor
+                                              protocol (default navsync); navsync-wss: WebSocket inside TLS
           --label NAME                        name the result NAME (e.g. baseline) instead of the system
           --host ADDR --port N                server address (default 127.0.0.1:7878)
           --pid PID                           server process, for RSS and CPU from /proc (repeatable: summed)
           --ports P1,P2,...                   watchers connect to these in turn (a fleet); the actor to --port
-          --tls-port N --tls-ca FILE          navsync-tls, redis-tls: watchers connect to N over TLS, trusting FILE
+          --tls-port N --tls-ca FILE          navsync-tls, navsync-wss, redis-tls: watchers connect to N over TLS, trusting FILE
           --helpers N --control-port C        leader: wait for N helper processes reporting on 127.0.0.1:C
           --leader C                          helper: hold -n watchers and report to the leader on port C
           -n N                                watcher connections (default 1000)

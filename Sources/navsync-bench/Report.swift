@@ -55,6 +55,7 @@ enum Report {
         var order = ["navsync", "baseline"] + System.allCases.map(\.rawValue).filter { $0 != "navsync" }
         order.insert("baseline-ws", at: (order.firstIndex(of: "navsync-ws") ?? order.count - 1) + 1)
         order.insert("baseline-tls", at: (order.firstIndex(of: "navsync-tls") ?? order.count - 1) + 1)
+        order.insert("baseline-wss", at: (order.firstIndex(of: "navsync-wss") ?? order.count - 1) + 1)
         var rows: [Row] = []
         for runs in groups.values {
             let first = runs[0]
@@ -144,6 +145,10 @@ enum Report {
                        "navsync-tls (watchers inside TLS) vs navsync (plain TCP), same run:")
         out += section("navsync-tls", against: "redis-tls", label: "redis-tls",
                        "navsync-tls vs redis-tls (both with their subscribers inside TLS), same run:")
+        out += section("navsync-wss", against: "navsync-ws", label: "ws",
+                       "navsync-wss (WebSocket watchers inside TLS) vs navsync-ws (WebSocket watchers in the clear), same run:")
+        out += section("navsync-wss", against: "navsync-tls", label: "tls",
+                       "navsync-wss (WebSocket watchers inside TLS) vs navsync-tls (line-protocol watchers inside TLS), same run:")
         out += section("baseline-ws", against: "baseline", label: "tcp",
                        "baseline-ws vs baseline (the older navsyncd's WebSocket watchers against its TCP ones), same run:")
         out += section("navsync-ws", against: "baseline-ws", label: "",
@@ -152,6 +157,10 @@ enum Report {
                        "baseline-tls vs baseline (the older navsyncd's TLS watchers against its plain ones), same run:")
         out += section("navsync-tls", against: "baseline-tls", label: "",
                        "navsync-tls (this build) vs baseline-tls (BASE_BIN, TLS watchers), same run:")
+        out += section("baseline-wss", against: "baseline-ws", label: "ws",
+                       "baseline-wss vs baseline-ws (the older navsyncd's WebSocket watchers inside TLS against in the clear), same run:")
+        out += section("navsync-wss", against: "baseline-wss", label: "",
+                       "navsync-wss (this build) vs baseline-wss (BASE_BIN, WebSocket watchers inside TLS), same run:")
         let loads = rows.flatMap(\.loads).compactMap { $0.split(separator: " ").first.flatMap { Double($0) } }
         if let low = loads.min(), let high = loads.max() {
             out += "\nmachine load (1-minute average) when the runs started: \(f(low, 2)) to \(f(high, 2)); each run's is in its JSON file.\n"

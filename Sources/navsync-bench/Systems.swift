@@ -16,6 +16,10 @@ enum System: String, CaseIterable, Codable {
     /// navsyncd with its watchers inside TLS (`--tls-port`, the bench's own
     /// TLS client, as a remote watcher would be); the actor stays on TCP.
     case navsyncTLS = "navsync-tls"
+    /// navsyncd with its watchers on WebSocket inside TLS (`wss://`): the
+    /// upgrade and frames of navsync-ws through the TLS client of
+    /// navsync-tls, to the same `--tls-port`; the actor stays on TCP.
+    case navsyncWSS = "navsync-wss"
     /// redis-server: `SUBSCRIBE` / `SET` + `PUBLISH` (RESP), messages as RESP arrays.
     case redis
     /// redis-server with its subscribers on its TLS port (Redis 6+), the actor on TCP:
@@ -27,7 +31,10 @@ enum System: String, CaseIterable, Codable {
     case floor
 
     /// The watchers connect to `--tls-port` inside TLS.
-    var watchersOverTLS: Bool { self == .navsyncTLS || self == .redisTLS }
+    var watchersOverTLS: Bool { self == .navsyncTLS || self == .navsyncWSS || self == .redisTLS }
+
+    /// The watchers upgrade to WebSocket and then read frames, not lines.
+    var watchersOnWebSocket: Bool { self == .navsyncWebSocket || self == .navsyncWSS }
 }
 
 /// What one received line means to the bench.
@@ -61,7 +68,7 @@ struct Wire {
         switch system {
         case .navsync, .navsyncTLS, .floor:
             Array(((watcherToken.map { "AUTH \($0)\n" } ?? "") + "WATCH\n").utf8)
-        case .navsyncWebSocket:
+        case .navsyncWebSocket, .navsyncWSS:
             Self.upgradeRequest + Self.maskedText("WATCH")
         case .navsyncSSE:
             Self.eventsRequest
@@ -86,7 +93,7 @@ struct Wire {
     /// is the event line navsync would send; for NATS a PUB of that payload (no state kept).
     func change(sequence: Int, screen: String) -> [UInt8] {
         switch system {
-        case .navsync, .navsyncWebSocket, .navsyncSSE, .navsyncTLS, .floor:
+        case .navsync, .navsyncWebSocket, .navsyncSSE, .navsyncTLS, .navsyncWSS, .floor:
             return Array("SELECT \(screen)\n".utf8)
         case .redis, .redisTLS:
             return resp(["SET", "\(Self.channel):route", "/\(screen)"])
@@ -100,7 +107,7 @@ struct Wire {
     /// Acknowledgement lines the actor receives per change (0: the system sends none).
     var acknowledgementsPerChange: Int {
         switch system {
-        case .navsync, .navsyncWebSocket, .navsyncSSE, .navsyncTLS, .floor, .redis, .redisTLS: 1
+        case .navsync, .navsyncWebSocket, .navsyncSSE, .navsyncTLS, .navsyncWSS, .floor, .redis, .redisTLS: 1
         case .nats: 0
         }
     }
@@ -134,7 +141,7 @@ struct Wire {
     /// (0 where the line is shorter).
     func watcherLine(_ b0: UInt8, _ b1: UInt8) -> LineKind {
         switch system {
-        case .navsync, .navsyncWebSocket, .navsyncTLS, .floor:
+        case .navsync, .navsyncWebSocket, .navsyncTLS, .navsyncWSS, .floor:
             // EVENT ... / STATE ... (first one: the WATCH reply; later ones: a resync) / ERR ...
             if b0 == UInt8(ascii: "E") { return b1 == UInt8(ascii: "V") ? .event : .error }
             if b0 == UInt8(ascii: "S") { return .subscribed }
@@ -167,7 +174,7 @@ struct Wire {
     /// Classifies a line the actor received.
     func actorLine(_ b0: UInt8, _ b1: UInt8) -> LineKind {
         switch system {
-        case .navsync, .navsyncWebSocket, .navsyncSSE, .navsyncTLS, .floor:
+        case .navsync, .navsyncWebSocket, .navsyncSSE, .navsyncTLS, .navsyncWSS, .floor:
             if b0 == UInt8(ascii: "O") { return .changeAcknowledged }
             return .error
         case .redis, .redisTLS:
