@@ -81,7 +81,8 @@ check: deps
 # script directly, so nothing is built twice. Tests/ci/step.sh prints each
 # step's seconds and a table of them at the end.
 STEP := Tests/ci/step.sh
-# End-to-end tests mostly wait on daemons and clients: four at a time on two cores.
+# End-to-end tests mostly wait on daemons and clients: four at a time on two
+# cores (Tests/ci/xctest.sh; the terminal-client tests run alone after).
 XCTEST_WORKERS ?= 4
 test: deps
 	@$(STEP) --start
