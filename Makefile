@@ -74,20 +74,32 @@ check: deps
 	$(SWIFT) test --skip-build --skip EndToEndTests
 	NAVSYNC_DOCS_TABLES_ONLY=1 Tests/docs/run.sh
 
-# Unit and end-to-end tests share one release build; the end-to-end tests
-# start the binaries in $(BIN) as real processes.
-test: build
-	NAVSYNC_BIN_DIR=$(CURDIR)/$(BIN) $(SWIFT) test -c release
-	bench/smoke.sh $(BIN)
-	Tests/docs/run.sh
-	Tests/netcat/run.sh $(BIN)
-	$(MAKE) --no-print-directory test-http
-	Tests/packaging/run.sh $(BIN)
-	$(MAKE) --no-print-directory test-package
-	Tests/browser/run.sh $(BIN)
-	Tests/interop/run.sh $(BIN)
-	Fuzz/run.sh 8
-	SWIFT=$(SWIFT) Tests/sanitizers/run.sh
+# Every test, on one set of builds: Tests/ci/build-all.sh makes them first,
+# two at a time (the release build with its tests, which `swift test -c
+# release` makes testable, and whose binaries every step starts; the .deb's;
+# the fuzz targets; the ASan and TSan unit tests), then each step runs its
+# script directly, so nothing is built twice. Tests/ci/step.sh prints each
+# step's seconds and a table of them at the end.
+STEP := Tests/ci/step.sh
+# End-to-end tests mostly wait on daemons and clients: four at a time on two
+# cores (Tests/ci/xctest.sh; the terminal-client tests run alone after).
+XCTEST_WORKERS ?= 4
+test: deps
+	@$(STEP) --start
+	@$(STEP) "builds: release+tests, deb, fuzz, asan, tsan" env SWIFT=$(SWIFT) Tests/ci/build-all.sh
+	@$(STEP) "XCTest: unit and end-to-end" env NAVSYNC_BIN_DIR=$(CURDIR)/$(BIN) SWIFT=$(SWIFT) \
+		XCTEST_WORKERS=$(XCTEST_WORKERS) Tests/ci/xctest.sh
+	@$(STEP) "bench/smoke.sh" bench/smoke.sh $(BIN)
+	@$(STEP) "Tests/docs" Tests/docs/run.sh
+	@$(STEP) "Tests/netcat" Tests/netcat/run.sh $(BIN)
+	@$(STEP) "Tests/http" Tests/http/run.sh $(BIN)
+	@$(STEP) "Tests/packaging" Tests/packaging/run.sh $(BIN)
+	@$(STEP) "Tests/packaging/deb.sh" $(MAKE) --no-print-directory test-deb
+	@$(STEP) "Tests/browser" Tests/browser/run.sh $(BIN)
+	@$(STEP) "Tests/interop" Tests/interop/run.sh $(BIN)
+	@$(STEP) "Fuzz: 8 s per target, 2 at a time" env FUZZ_JOBS=2 Fuzz/run.sh 8
+	@$(STEP) "Tests/sanitizers" env SWIFT=$(SWIFT) Tests/sanitizers/run.sh
+	@$(STEP) --summary
 
 # Signed tokens against PyJWT (from PyPI, in .build/interop-venv).
 test-interop: build
@@ -99,7 +111,8 @@ test-http: build
 	Tests/http/run.sh $(BIN)
 
 # Unit tests under ASan and TSan, then the ASan-built daemon under the stress
-# tests; needs the release test build that `make test` makes first.
+# tests, run by the release test bundle (`swift test -c release` builds it
+# when `make test` has not).
 test-sanitizers: build
 	SWIFT=$(SWIFT) Tests/sanitizers/run.sh
 

@@ -10,6 +10,9 @@
 # and crash inputs live under .build/fuzz/ (override with FUZZ_BUILD_DIR);
 # the seed corpus in Fuzz/corpus/ is only read. Exit status is non-zero when a target crashes or
 # breaks a property; the input that did it is kept and named in the output.
+# FUZZ_JOBS=N runs N targets at a time (each its full SECONDS, results printed
+# in target order); make test uses 2, one per core. FUZZ_BUILD_ONLY=1 builds
+# the targets and runs none (make test builds them beside its other builds).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-${FUZZ_SECONDS:-60}}"
@@ -143,35 +146,54 @@ for t in "${targets[@]}"; do
     fi
 done
 
-status=0
-total=0
-for t in "${targets[@]}"; do
-    work="$out/corpus/$t"
+[ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && { echo "fuzz: ${#targets[@]} targets built"; exit 0; }
+
+# fuzz_one TARGET: runs it; its report line(s) go to $out/logs/TARGET.result
+# and its executions (or FAIL) to $out/logs/TARGET.outcome.
+fuzz_one() {
+    local t="$1" work="$out/corpus/$1" log="$out/logs/$1.log" result="$out/logs/$1.result"
     mkdir -p "$work"
-    log="$out/logs/$t.log"
-    dict=()
+    local dict=()
     [ -f "$root/Fuzz/dict/$t.dict" ] && dict=(-dict="$root/Fuzz/dict/$t.dict")
     # Room for a line over the framer's largest fuzzed limit (512), for lines
     # past the default --max-line, and for deeply nested JSON.
+    local max_len
     case "$t" in framer) max_len=1200 ;; catalog) max_len=8192 ;; http) max_len=20000 ;; *) max_len=4400 ;; esac
     set +e
     "$out/bin/fuzz-$t" "$work" "$root/Fuzz/corpus/$t" "${dict[@]}" \
         -max_total_time="$seconds" -timeout=10 -max_len="$max_len" -use_value_profile=1 \
         -print_final_stats=1 -artifact_prefix="$out/artifacts/$t-" >"$log" 2>&1
-    rc=$?
+    local rc=$?
     set -e
+    local execs rate corpus
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
     corpus=$(ls "$work" | wc -l)
     if [ "$rc" -eq 0 ]; then
         printf 'fuzz %-9s ok    %10s executions in %ss (%s/s), work corpus %s inputs\n' \
-            "$t" "${execs:-?}" "$seconds" "${rate:-?}" "$corpus"
-        total=$((total + ${execs:-0}))
+            "$t" "${execs:-?}" "$seconds" "${rate:-?}" "$corpus" >"$result"
+        echo "${execs:-0}" >"$out/logs/$t.outcome"
     else
-        status=1
-        printf 'fuzz %-9s FAIL  (exit %s) after %s executions; log %s\n' "$t" "$rc" "${execs:-?}" "$log"
-        grep -E 'PROPERTY VIOLATED|Fatal error|ERROR: |SUMMARY|Test unit written|^  ' "$log" | head -n 20 | sed 's/^/    /'
+        { printf 'fuzz %-9s FAIL  (exit %s) after %s executions; log %s\n' "$t" "$rc" "${execs:-?}" "$log"
+          grep -E 'PROPERTY VIOLATED|Fatal error|ERROR: |SUMMARY|Test unit written|^  ' "$log" | head -n 20 | sed 's/^/    /'
+        } >"$result"
+        echo FAIL >"$out/logs/$t.outcome"
     fi
+}
+
+jobs_at_once="${FUZZ_JOBS:-1}"
+for t in "${targets[@]}"; do
+    rm -f "$out/logs/$t.result" "$out/logs/$t.outcome"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n || true; done
+    fuzz_one "$t" &
+done
+wait
+status=0
+total=0
+for t in "${targets[@]}"; do
+    cat "$out/logs/$t.result" 2>/dev/null || echo "fuzz $t: no result (see $out/logs/$t.log)"
+    outcome=$(cat "$out/logs/$t.outcome" 2>/dev/null || echo FAIL)
+    if [ "$outcome" = FAIL ]; then status=1; else total=$((total + outcome)); fi
 done
 echo "fuzz: $total executions in total"
 exit $status
