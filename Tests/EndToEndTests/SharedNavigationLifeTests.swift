@@ -80,7 +80,9 @@ final class SharedNavigationLifeTests: XCTestCase {
         let before = threadCount()
         let navigation = SharedNavigation<NavEntry>(connect: "127.0.0.1:\(daemon.port)")
         try await navigation.start()
-        XCTAssertEqual(threadCount(), before + 1, "one thread per object")
+        // The loop thread names itself as it starts; Foundation's setter on
+        // Linux was seen to reach /proc a moment after start() returned.
+        await eventually("one thread per object") { threadCount() == before + 1 }
         let log = ChangeLog(navigation.changes)
         let watcher = try daemon.connect()
         defer { watcher.close() }
