@@ -99,7 +99,7 @@ test: deps
 	@$(STEP) "Tests/packaging/deb.sh" $(MAKE) --no-print-directory test-deb
 	@$(STEP) "Tests/browser" Tests/browser/run.sh $(BIN)
 	@$(STEP) "Tests/interop" Tests/interop/run.sh $(BIN)
-	@$(STEP) "Fuzz: 8 s per target, 2 at a time" env FUZZ_JOBS=2 Fuzz/run.sh 8
+	@$(STEP) "Fuzz: 5 s per target, 2 at a time" env FUZZ_JOBS=2 Fuzz/run.sh 5
 	@$(STEP) "Tests/sanitizers" env SWIFT=$(SWIFT) Tests/sanitizers/run.sh
 	@$(STEP) --summary
 
