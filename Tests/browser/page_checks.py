@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -18,8 +19,12 @@ from navsyncd import start_daemon, stop_daemon  # noqa: E402,F401
 
 
 def wait_for(driver, what, predicate, timeout=10):
+    # A predicate that reads elements can meet one the page has just
+    # re-rendered (the members list is rebuilt on every presence line):
+    # that is "not yet", and the next poll finds the new element.
     try:
-        WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: predicate(d))
+        WebDriverWait(driver, timeout, poll_frequency=0.05,
+                      ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: predicate(d))
     except Exception:
         state = driver.execute_script(
             "return [location.href, document.getElementById('title').textContent,"
