@@ -102,7 +102,18 @@ public struct TLSRecordSplitter: Sendable {
 
     /// The header of a protected record carrying `bodyLength` bytes.
     public static func header(bodyLength: Int) -> [UInt8] {
-        [applicationData, 3, 3, UInt8(truncatingIfNeeded: bodyLength >> 8), UInt8(truncatingIfNeeded: bodyLength)]
+        var header: [UInt8] = []
+        appendHeader(bodyLength: bodyLength, to: &header)
+        return header
+    }
+
+    /// Writes that header at the end of `output` (no array of its own: the sealer's per-record path).
+    public static func appendHeader(bodyLength: Int, to output: inout [UInt8]) {
+        output.append(applicationData)
+        output.append(3)
+        output.append(3)
+        output.append(UInt8(truncatingIfNeeded: bodyLength >> 8))
+        output.append(UInt8(truncatingIfNeeded: bodyLength))
     }
 }
 

@@ -126,10 +126,14 @@ final class TLS13RecordCipher {
     /// sequence is spent (2^64 records: the connection must end).
     private func startRecord() -> Bool {
         guard sequence < UInt64.max, open() else { return false }
-        var nonce = iv
-        for index in 0..<8 { nonce[4 + index] ^= UInt8(truncatingIfNeeded: sequence >> (56 - 8 * UInt64(index))) }
+        let number = sequence
         sequence += 1
-        return EVP_CipherInit_ex(context, nil, nil, nil, nonce, -1) == 1
+        // On the stack: this runs once per record, on the broadcast path.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 12) { nonce in
+            for index in 0..<12 { nonce[index] = iv[index] }
+            for index in 0..<8 { nonce[4 + index] ^= UInt8(truncatingIfNeeded: number >> (56 - 8 * UInt64(index))) }
+            return EVP_CipherInit_ex(context, nil, nil, nil, nonce.baseAddress, -1) == 1
+        }
     }
 
     /// Appends records carrying `content` as `type` (several when it is
@@ -146,17 +150,18 @@ final class TLS13RecordCipher {
 
     private func sealRecord(_ content: UnsafeRawBufferPointer, type: UInt8, into output: inout [UInt8]) -> Bool {
         let bodyLength = content.count + 1 + Self.tagLength
-        let header = TLSRecordSplitter.header(bodyLength: bodyLength)
         guard startRecord() else { return false }
         let start = output.count
         output.reserveCapacity(start + TLSRecordSplitter.headerLength + bodyLength)
-        output += header
+        TLSRecordSplitter.appendHeader(bodyLength: bodyLength, to: &output)
         output += repeatElement(0, count: bodyLength)
         var typeByte = type
         var produced: Int32 = 0
         return output.withUnsafeMutableBytes { buffer in
-            let body = buffer.baseAddress! + start + TLSRecordSplitter.headerLength
-            guard EVP_CipherUpdate(context, nil, &produced, header, Int32(header.count)) == 1 else { return false }
+            // The header just written is the record's additional data.
+            let header = buffer.baseAddress! + start
+            let body = header + TLSRecordSplitter.headerLength
+            guard EVP_CipherUpdate(context, nil, &produced, header, Int32(TLSRecordSplitter.headerLength)) == 1 else { return false }
             if content.count > 0 {
                 guard EVP_CipherUpdate(context, body, &produced, content.baseAddress, Int32(content.count)) == 1,
                       Int(produced) == content.count else { return false }
