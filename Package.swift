@@ -31,6 +31,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // libqrencode (libqrencode-dev) for the QR code `navsync link` draws on a terminal.
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // glibc's malloc.h (malloc_trim), which Swift's Glibc module does not bring in; no library to link.
+        .systemLibrary(name: "CGlibcMalloc"),
         // hiredis (libhiredis-dev) and the one wrapper its static libuv adapter needs.
         .target(
             name: "CHiredis",
@@ -59,7 +61,8 @@ let package = Package(
 
         .executableTarget(
             name: "navsyncd",
-            dependencies: ["NavSyncCore", "NavSyncServer", "NavSyncBackplane", "RedisClient", "UVLoop", "GNUFlags", "NavSyncWeb", "NavSyncTLS"],
+            dependencies: ["NavSyncCore", "NavSyncServer", "NavSyncBackplane", "RedisClient", "UVLoop", "GNUFlags", "NavSyncWeb", "NavSyncTLS",
+                           "CGlibcMalloc"],
             swiftSettings: strict,
             plugins: ["EmbedWebPage"]
         ),

@@ -35,6 +35,10 @@ final class TLS13Records {
 
     private let opener: TLS13RecordCipher
     private let sealer: TLS13RecordCipher
+    /// A server's watchers seldom send, so its reading cipher is opened per
+    /// arrival and closed after; a client reads all the time and keeps it
+    /// (keying a context costs more than the AEAD of a small record).
+    private let closesOpenerBetweenArrivals: Bool
     private var splitter = TLSRecordSplitter()
     private var postHandshake: TLSPostHandshakeReader
 
@@ -43,7 +47,8 @@ final class TLS13Records {
         let isServer = end == .server
         guard let opener = TLS13RecordCipher(suite: suite, secret: isServer ? clientSecret : serverSecret, sealing: false),
               let sealer = TLS13RecordCipher(suite: suite, secret: isServer ? serverSecret : clientSecret, sealing: true) else { return nil }
-        opener.close()
+        if isServer { opener.close() }
+        closesOpenerBetweenArrivals = isServer
         self.opener = opener
         self.sealer = sealer
         postHandshake = TLSPostHandshakeReader(reader: end)
@@ -53,7 +58,7 @@ final class TLS13Records {
     /// `plaintext`, answers (our KeyUpdate, a fatal alert) to `output`.
     func receive(_ ciphertext: UnsafeRawBufferPointer, plaintext: inout [UInt8], output: inout [UInt8]) -> Outcome {
         // A watcher sends a line now and then: its reading cipher is only open while it does.
-        defer { opener.close() }
+        defer { if closesOpenerBetweenArrivals { opener.close() } }
         var outcome = Outcome.open
         var content: [UInt8] = []
         do {

@@ -46,6 +46,8 @@ final class Daemon {
     /// Started with no delay while links hold input, so the loop polls
     /// without blocking and comes back for them.
     private lazy var wake = LoopTimer(loop: loop)
+    /// Returns what bursts of handshakes and disconnects leave free in the heap.
+    private let heapTrimmer: HeapTrimmer
 
     /// Seconds of silence before TCP keepalive probes a connection; 0 = off.
     private let keepaliveSeconds: Int
@@ -63,6 +65,7 @@ final class Daemon {
         self.maxClients = maxClients
         self.tlsContext = tlsContext
         self.loop = loop
+        self.heapTrimmer = HeapTrimmer(loop: loop)
         self.door = door
         self.server = server
         self.log = log
@@ -73,7 +76,11 @@ final class Daemon {
         }
         server.addFigures { [unowned self] in
             [.counter("tls_handshakes_refused", self.handshakesRefused,
-                      help: "TLS connections closed for --max-handshakes: over their address's share, or the oldest handshake making room.")]
+                      help: "TLS connections closed for --max-handshakes: over their address's share, or the oldest handshake making room."),
+             .counter("heap_trims", self.heapTrimmer.trims,
+                      help: "Times freed heap pages went back to the kernel after a burst of connections came or went."),
+             .counter("heap_trim_microseconds", self.heapTrimmer.trimMicroseconds,
+                      help: "Loop time spent handing those pages back.")]
         }
     }
 
@@ -190,12 +197,14 @@ final class Daemon {
         tls.onEstablished = { [unowned self, unowned tls] in
             self.handshakes[key] = nil
             self.handshakeSlots.finished(key)
+            self.heapTrimmer.connectionChanged()
             self.log.debug("tls \(peer): \(tls.protocolVersion) handshake done")
             self.startLink(on: tls)
         }
         tls.onHandshakeFailed = { [unowned self] reason in
             self.handshakes[key] = nil
             self.handshakeSlots.finished(key)
+            self.heapTrimmer.connectionChanged()
             connectionLog.closed("tls \(peer): handshake failed: \(reason)")
         }
         tls.beginHandshake(timeoutMilliseconds: Self.tlsHandshakeMilliseconds)
@@ -204,7 +213,10 @@ final class Daemon {
     private func startLink(on stream: any ByteStream) {
         let link = ClientLink(stream: stream, loop: loop, turns: turns, liveCount: server.liveLinks, door: door,
                               onHolding: { [unowned self] link in self.holding.append(link) },
-                              onClosed: { [unowned self] link in self.links[ObjectIdentifier(link)] = nil })
+                              onClosed: { [unowned self] link in
+                                  self.links[ObjectIdentifier(link)] = nil
+                                  self.heapTrimmer.connectionChanged()
+                              })
         links[ObjectIdentifier(link)] = link
         link.attach(to: server)
     }

@@ -1,0 +1,44 @@
+/// When the daemon hands freed heap pages back to the kernel.
+///
+/// A TLS handshake holds ~60 KiB while it runs and a few KiB after; a burst
+/// of them (a room of screens reconnecting) leaves the difference free
+/// inside glibc's heap, spread between the connections that stayed, where
+/// the heap never shrinks on its own. Neither does it after a wave of
+/// disconnects. Trimming walks the heap's free lists, so it waits until
+/// the burst is over: it runs once `quietMilliseconds` pass with no setup
+/// or teardown, and no later than `longestDelayMilliseconds` after the
+/// first one it covers, so a steady trickle is trimmed too. A handful of
+/// connections is not worth a trim.
+public struct HeapTrimSchedule: Sendable {
+    public let quietMilliseconds: UInt64
+    public let longestDelayMilliseconds: UInt64
+    public let minimumChanges: Int
+
+    private var changes = 0
+    private var firstChangeAt: UInt64?
+
+    public init(quietMilliseconds: UInt64 = 100, longestDelayMilliseconds: UInt64 = 2_000, minimumChanges: Int = 16) {
+        self.quietMilliseconds = quietMilliseconds
+        self.longestDelayMilliseconds = longestDelayMilliseconds
+        self.minimumChanges = minimumChanges
+    }
+
+    /// A connection was set up or torn down at `now`: the delay, from now,
+    /// after which to trim (a timer re-armed with it replaces the last), or
+    /// nil while too few have come since the last trim.
+    public mutating func connectionChanged(at now: UInt64) -> UInt64? {
+        changes += 1
+        let first = firstChangeAt ?? now
+        firstChangeAt = first
+        guard changes >= minimumChanges else { return nil }
+        let latest = first + longestDelayMilliseconds
+        guard now < latest else { return 0 }
+        return min(quietMilliseconds, latest - now)
+    }
+
+    /// The trim ran: count afresh.
+    public mutating func trimmed() {
+        changes = 0
+        firstChangeAt = nil
+    }
+}
