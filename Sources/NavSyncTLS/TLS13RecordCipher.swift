@@ -67,6 +67,9 @@ final class TLS13RecordCipher {
     private var secret: [UInt8]
     private var key: [UInt8] = []
     private var iv: [UInt8] = []
+    /// `iv` as three words, loaded as they lie in memory: the per-record
+    /// nonce is two XORs on a copy of them, no byte loop.
+    private var ivWords: (UInt32, UInt32, UInt32) = (0, 0, 0)
     private var sequence: UInt64 = 0
 
     init?(suite: TLS13Suite, secret: [UInt8], sealing: Bool) {
@@ -81,6 +84,7 @@ final class TLS13RecordCipher {
         Self.cleanse(&secret)
         Self.cleanse(&key)
         Self.cleanse(&iv)
+        ivWords = (0, 0, 0)
     }
 
     /// Makes the cipher context ready (a no-op when it is); false when OpenSSL cannot.
@@ -117,6 +121,10 @@ final class TLS13RecordCipher {
         Self.cleanse(&self.iv)
         self.key = key
         self.iv = iv
+        ivWords = iv.withUnsafeBytes {
+            ($0.loadUnaligned(fromByteOffset: 0, as: UInt32.self), $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self),
+             $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+        }
         sequence = 0
         guard let context else { return true }
         return EVP_CipherInit_ex(context, suite.cipher(), nil, key, nil, sealing ? 1 : 0) == 1
@@ -128,11 +136,14 @@ final class TLS13RecordCipher {
         guard sequence < UInt64.max, open() else { return false }
         let number = sequence
         sequence += 1
-        // On the stack: this runs once per record, on the broadcast path.
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 12) { nonce in
-            for index in 0..<12 { nonce[index] = iv[index] }
-            for index in 0..<8 { nonce[4 + index] ^= UInt8(truncatingIfNeeded: number >> (56 - 8 * UInt64(index))) }
-            return EVP_CipherInit_ex(context, nil, nil, nil, nonce.baseAddress, -1) == 1
+        // The sequence number, big-endian, XORed into the IV's last eight
+        // bytes (RFC 8446, 5.3). On the stack: this runs once per record,
+        // on the broadcast path. A tuple of three UInt32 is 12 bytes with no padding.
+        var nonce = ivWords
+        nonce.1 ^= UInt32(truncatingIfNeeded: number >> 32).bigEndian
+        nonce.2 ^= UInt32(truncatingIfNeeded: number).bigEndian
+        return withUnsafeBytes(of: &nonce) { bytes in
+            EVP_CipherInit_ex(context, nil, nil, nil, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), -1) == 1
         }
     }
 
@@ -148,29 +159,37 @@ final class TLS13RecordCipher {
         return true
     }
 
+    /// The record is laid out in `output` as it will be sent (header,
+    /// content, type byte, room for the tag) and encrypted in place, as
+    /// OpenSSL's own record layer does: one cipher call for content and type.
     private func sealRecord(_ content: UnsafeRawBufferPointer, type: UInt8, into output: inout [UInt8]) -> Bool {
-        let bodyLength = content.count + 1 + Self.tagLength
+        let sealedLength = content.count + 1
+        let bodyLength = sealedLength + Self.tagLength
         guard startRecord() else { return false }
         let start = output.count
         output.reserveCapacity(start + TLSRecordSplitter.headerLength + bodyLength)
         TLSRecordSplitter.appendHeader(bodyLength: bodyLength, to: &output)
-        output += repeatElement(0, count: bodyLength)
-        var typeByte = type
+        output.append(contentsOf: content)
+        output.append(type)
+        output.append(contentsOf: Self.tagRoom)
         var produced: Int32 = 0
-        return output.withUnsafeMutableBytes { buffer in
+        let sealed = output.withUnsafeMutableBytes { buffer in
             // The header just written is the record's additional data.
             let header = buffer.baseAddress! + start
             let body = header + TLSRecordSplitter.headerLength
-            guard EVP_CipherUpdate(context, nil, &produced, header, Int32(TLSRecordSplitter.headerLength)) == 1 else { return false }
-            if content.count > 0 {
-                guard EVP_CipherUpdate(context, body, &produced, content.baseAddress, Int32(content.count)) == 1,
-                      Int(produced) == content.count else { return false }
-            }
-            guard EVP_CipherUpdate(context, body + content.count, &produced, &typeByte, 1) == 1, produced == 1,
-                  EVP_CipherFinal_ex(context, body + content.count + 1, &produced) == 1 else { return false }
-            return EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_GET_TAG, Int32(Self.tagLength), body + content.count + 1) == 1
+            return EVP_CipherUpdate(context, nil, &produced, header, Int32(TLSRecordSplitter.headerLength)) == 1
+                && EVP_CipherUpdate(context, body, &produced, body, Int32(sealedLength)) == 1
+                && Int(produced) == sealedLength
+                && EVP_CipherFinal_ex(context, body + sealedLength, &produced) == 1
+                && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_GET_TAG, Int32(Self.tagLength), body + sealedLength) == 1
         }
+        // Nothing half-made goes out: the plaintext laid out above must not reach the wire.
+        if !sealed { output.removeSubrange(start...) }
+        return sealed
     }
+
+    /// Where the tag goes until the cipher writes it.
+    private static let tagRoom = [UInt8](repeating: 0, count: tagLength)
 
     /// Opens one record: its content is appended to `output` and its real
     /// type returned; nil when the record does not authenticate or is all padding.
@@ -178,7 +197,8 @@ final class TLS13RecordCipher {
         let sealedCount = body.count - Self.tagLength
         guard sealedCount > 0, startRecord() else { return nil }
         let start = output.count
-        output += repeatElement(0, count: sealedCount)
+        // Copied, then decrypted in place: no zero fill first.
+        output.append(contentsOf: UnsafeRawBufferPointer(rebasing: body[..<sealedCount]))
         var produced: Int32 = 0
         let authentic = output.withUnsafeMutableBytes { buffer -> Bool in
             let opened = buffer.baseAddress! + start
@@ -186,7 +206,7 @@ final class TLS13RecordCipher {
             let tag = UnsafeMutableRawPointer(mutating: body.baseAddress! + sealedCount)
             return EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_SET_TAG, Int32(Self.tagLength), tag) == 1
                 && EVP_CipherUpdate(context, nil, &produced, header.baseAddress, Int32(header.count)) == 1
-                && EVP_CipherUpdate(context, opened, &produced, body.baseAddress, Int32(sealedCount)) == 1
+                && EVP_CipherUpdate(context, opened, &produced, opened, Int32(sealedCount)) == 1
                 && EVP_CipherFinal_ex(context, opened + Int(produced), &produced) == 1
         }
         guard authentic else {

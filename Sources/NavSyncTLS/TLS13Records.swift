@@ -60,15 +60,26 @@ final class TLS13Records {
         // A watcher sends a line now and then: its reading cipher is only open while it does.
         defer { if closesOpenerBetweenArrivals { opener.close() } }
         var outcome = Outcome.open
-        var content: [UInt8] = []
         do {
             try splitter.feed(ciphertext) { header, body in
                 guard outcome == .open else { return }
-                content.removeAll(keepingCapacity: true)
-                guard let type = opener.open(header: header, body: body, into: &content) else {
+                // Opened straight after the plaintext so far: application
+                // data, nearly every record, stays there with no copy.
+                let mark = plaintext.count
+                guard let type = opener.open(header: header, body: body, into: &plaintext) else {
                     throw Failure(alert: AlertCode.badRecordMAC, reason: "a record did not authenticate (bad record MAC)")
                 }
-                outcome = try take(type: type, content: content, plaintext: &plaintext, output: &output)
+                if type == ContentType.applicationData {
+                    do { try nonHandshakeRecordArrived() } catch {
+                        // Nothing from a record that broke the rules goes up.
+                        plaintext.removeSubrange(mark...)
+                        throw error
+                    }
+                    return
+                }
+                let content = Array(plaintext[mark...])
+                plaintext.removeSubrange(mark...)
+                outcome = try take(type: type, content: content, output: &output)
             }
         } catch let failure as Failure {
             return fail(failure, output: &output)
@@ -92,16 +103,17 @@ final class TLS13Records {
         let reason: String
     }
 
-    private func take(type: UInt8, content: [UInt8], plaintext: inout [UInt8], output: inout [UInt8]) throws -> Outcome {
-        if type != ContentType.handshake {
-            do { try postHandshake.otherRecordArrived() } catch {
-                throw Failure(alert: AlertCode.unexpectedMessage, reason: error.description)
-            }
+    /// A record other than a handshake one must not split a handshake message.
+    private func nonHandshakeRecordArrived() throws {
+        do { try postHandshake.otherRecordArrived() } catch {
+            throw Failure(alert: AlertCode.unexpectedMessage, reason: error.description)
         }
+    }
+
+    /// A record that is not application data: an alert or a post-handshake message.
+    private func take(type: UInt8, content: [UInt8], output: inout [UInt8]) throws -> Outcome {
+        if type != ContentType.handshake { try nonHandshakeRecordArrived() }
         switch type {
-        case ContentType.applicationData:
-            plaintext += content
-            return .open
         case ContentType.alert:
             guard content.count == 2 else { throw Failure(alert: AlertCode.decodeError, reason: "malformed alert") }
             if content[1] == AlertCode.closeNotify { return .peerClosed }

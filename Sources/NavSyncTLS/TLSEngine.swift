@@ -337,6 +337,38 @@ public final class TLSEngine {
         return navsync_bio_pending(SSL_get_wbio(ssl))
     }
 
+    /// Offers the bytes waiting to go on the wire to `offer`, which returns
+    /// how many leading bytes it took (the kernel, without blocking), and
+    /// returns the rest, now the caller's to queue (empty when all went:
+    /// the usual case). Unlike `takeOutgoing`, the records need not be
+    /// moved into an array of their own first, and the record buffer keeps
+    /// a small capacity for the next event instead of a heap round trip per
+    /// watcher per turn.
+    public func offerOutgoing(_ offer: (UnsafeRawBufferPointer) -> Int) -> [UInt8] {
+        guard ssl == nil else {
+            let bytes = takeOutgoing()
+            let taken = bytes.withUnsafeBytes(offer)
+            return taken < bytes.count ? Array(bytes[taken...]) : []
+        }
+        guard !recordOutput.isEmpty else { return [] }
+        let taken = recordOutput.withUnsafeBytes(offer)
+        guard taken < recordOutput.count else {
+            recordOutput.removeAll(keepingCapacity: recordOutput.capacity <= Self.keptRecordCapacity)
+            return []
+        }
+        let rest = Array(recordOutput[taken...])
+        recordOutput = []
+        return rest
+    }
+
+    /// The record buffer's capacity an idle connection may keep: one
+    /// event's record, so the broadcast path does not allocate, and never
+    /// what a burst needed.
+    static let keptRecordCapacity = 192
+
+    /// What the record buffer holds on to now (tests: the idle bound).
+    var recordBufferCapacity: Int { recordOutput.capacity }
+
     /// Takes every byte waiting to go on the wire (empty when none).
     public func takeOutgoing() -> [UInt8] {
         guard let ssl else {

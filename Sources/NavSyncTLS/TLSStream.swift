@@ -217,12 +217,12 @@ public final class TLSStream: ByteStream {
         return total
     }
 
-    /// The records just sealed go to the kernel with what it takes at once; the rest is queued.
+    /// The records just sealed go to the kernel with what it takes at once,
+    /// straight from the engine's buffer; the rest is queued.
     private func offerSealed() {
-        let ciphertext = engine.takeOutgoing()
-        guard !ciphertext.isEmpty else { return }
-        let taken = transport.writeWithoutQueuing([ciphertext])
-        if taken < ciphertext.count { transport.write([Array(ciphertext[taken...])]) }
+        guard !transport.isClosed else { return }
+        let rest = engine.offerOutgoing { [transport] records in transport.writeWithoutQueuing(borrowing: records) }
+        if !rest.isEmpty { transport.write([rest]) }
     }
 
     /// Small chunks (one line each) are joined so that they share records.
@@ -279,7 +279,8 @@ extension TLSStream {
             return
         }
         engine.send(bytes.bytes)
-        sendOutgoing()
+        // A room's turn, once per watcher: no array of records per watcher.
+        offerSealed()
     }
 
     public func writeWithoutQueuing(shared bytes: SharedBytes) -> Int {

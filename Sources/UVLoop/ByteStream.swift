@@ -36,12 +36,22 @@ public protocol ByteStream: AnyObject {
     var queuedOwnMemory: Int { get }
     func write(_ chunks: [[UInt8]])
     func writeWithoutQueuing(_ chunks: [[UInt8]]) -> Int
+    /// `writeWithoutQueuing` for bytes the caller keeps (a layer's own
+    /// buffer): nothing is copied unless the stream must.
+    func writeWithoutQueuing(borrowing bytes: UnsafeRawBufferPointer) -> Int
     /// A room's turn that many connections write: a plain stream queues a
     /// reference to it, TLS encrypts it like any other bytes.
     func write(shared bytes: SharedBytes)
     func writeWithoutQueuing(shared bytes: SharedBytes) -> Int
     func shutdownWrite()
     func close()
+}
+
+extension ByteStream {
+    /// A layer that frames or encrypts what it is given copies it anyway.
+    public func writeWithoutQueuing(borrowing bytes: UnsafeRawBufferPointer) -> Int {
+        writeWithoutQueuing([Array(bytes)])
+    }
 }
 
 extension StreamConnection: ByteStream {

@@ -258,6 +258,19 @@ public final class StreamConnection: HandleOwner {
         }
     }
 
+    /// `writeWithoutQueuing` for bytes the caller keeps: offered straight from its buffer.
+    public func writeWithoutQueuing(borrowing bytes: UnsafeRawBufferPointer) -> Int {
+        guard let stream, !writeFailed, !writeShutDown else { return bytes.count }
+        guard uv_stream_get_write_queue_size(stream) == 0, !bytes.isEmpty else { return 0 }
+        switch Self.tryWrite(bytes, to: stream) {
+        case .success(let count):
+            return count
+        case .failure(let error):
+            failWrite(error)
+            return bytes.count
+        }
+    }
+
     /// Offers one run of bytes to the kernel without blocking and returns how many it took.
     private static func tryWrite(_ bytes: UnsafeRawBufferPointer, to stream: UnsafeMutablePointer<uv_stream_t>) -> Result<Int, UVError> {
         var buffer = uv_buf_init(

@@ -227,6 +227,75 @@ final class TLS13RecordsTests: XCTestCase {
         var reader = TLSPostHandshakeReaderProbe()
         XCTAssertEqual(reader.read([13, 0, 0, 4, 0, 0, 0, 0]), "unexpected handshake message 13 after the handshake")
     }
+
+    // MARK: Offering records to the socket
+
+    func test_offerOutgoing_takenInPieces_leavesTheRestInOrder() throws {
+        let (client, server) = try connectedPair()
+        var sent: [UInt8] = []
+        for index in 0..<5 {
+            let event = Array("EVENT \(index) /red/blue\n".utf8)
+            sent += event
+            server.send(event)
+        }
+        var wire: [UInt8] = []
+        // A kernel that takes 37 bytes: the rest comes back, and nothing is left behind.
+        let rest = server.offerOutgoing { records in
+            wire += records.prefix(37)
+            return 37
+        }
+        XCTAssertFalse(rest.isEmpty)
+        wire += rest
+        XCTAssertEqual(server.outgoingCount, 0)
+        XCTAssertEqual(feed(client, wire, piece: nil), sent)
+        // The next turn seals into the buffer kept from the last: still whole records.
+        server.send(Array("EVENT 5 /red\n".utf8))
+        let next = server.offerOutgoing { records in
+            wire = Array(records)
+            return records.count
+        }
+        XCTAssertEqual(next, [])
+        XCTAssertEqual(feed(client, wire, piece: 3), Array("EVENT 5 /red\n".utf8))
+    }
+
+    func test_offerOutgoing_nothingTaken_returnsEveryRecord() throws {
+        let (client, server) = try connectedPair()
+        server.send(Array("EVENT 1 /red\n".utf8))
+        let rest = server.offerOutgoing { _ in 0 }
+        XCTAssertEqual(server.outgoingCount, 0)
+        XCTAssertEqual(feed(client, rest, piece: nil), Array("EVENT 1 /red\n".utf8))
+        XCTAssertEqual(server.offerOutgoing { _ in XCTFail("nothing waits"); return 0 }, [])
+    }
+
+    func test_offerOutgoing_aBurstsBuffer_isNotKeptWhileIdle() throws {
+        let (_, server) = try connectedPair()
+        server.send([UInt8](repeating: UInt8(ascii: "x"), count: 10_000))
+        XCTAssertEqual(server.offerOutgoing { $0.count }, [])
+        XCTAssertLessThanOrEqual(server.recordBufferCapacity, TLSEngine.keptRecordCapacity)
+        server.send(Array("EVENT 1 /red\n".utf8))
+        XCTAssertEqual(server.offerOutgoing { $0.count }, [])
+        XCTAssertGreaterThan(server.recordBufferCapacity, 0)
+        XCTAssertLessThanOrEqual(server.recordBufferCapacity, TLSEngine.keptRecordCapacity)
+    }
+
+    func test_records_clientEnd_opensManyArrivalsInARow() throws {
+        // Our own record layer on both ends: the client keeps its reading cipher between arrivals.
+        let server = try TLSEngine(server: TLSServerContext(certificateFile: certs.serverCertificate, keyFile: certs.serverKey))
+        let client = try TLSEngine(client: TLSClientContext(extraRootsFile: certs.caFile), serverName: "127.0.0.1")
+        pump(client, server)
+        XCTAssertFalse(client.holdsOpenSSLConnection)
+        XCTAssertFalse(server.holdsOpenSSLConnection)
+        for index in 0..<300 {
+            let event = Array("EVENT \(index) /red/blue\n".utf8)
+            server.send(event)
+            XCTAssertEqual(feed(client, server.takeOutgoing(), piece: index % 2 == 0 ? nil : 11), event)
+            if index % 50 == 0 {
+                let line = Array("PING \(index)\n".utf8)
+                client.send(line)
+                XCTAssertEqual(feed(server, client.takeOutgoing(), piece: nil), line)
+            }
+        }
+    }
 }
 
 /// The client's post-handshake reader, as the client record layer uses it.
