@@ -92,4 +92,49 @@ final class TLSHostilePeerTests: XCTestCase {
         }
         for peer in peers { XCTAssertNoThrow(try peer.readUntilClosed(timeout: 20)) }
     }
+
+    /// A room of screens reconnecting: 1,000 handshakes, 200 at a time.
+    /// Each holds ~60 KiB while it runs; what they leave free lies between
+    /// the connections that stayed, where glibc's heap does not shrink on
+    /// its own. With this burst a release daemon measured 10.5 KB per
+    /// watcher before it trimmed its heap, 6.6-7.6 KB after. The 8 KiB goal
+    /// is the benchmark's (docs/PERFORMANCE.md); this bound leaves room for
+    /// RSS jitter and still fails without the trim.
+    func test_idleTLSWatchers_connectedInABurst_costUnder9KiBEach() throws {
+        // A plain listener too, for STATS; no per-address handshake share in the way.
+        let daemon = try tlsDaemon(["--listen", "127.0.0.1:0", "--max-handshakes", "80000"])
+        let flag = certs.directory + "/let-go-" + UUID().uuidString
+        let count = 1_000
+        let baselineKiB = daemon.residentKiB
+        let peer = try StreamingProcess(TLSPeer.python, ["-c", TLSPeer.script, "burst", "\(daemon.tlsPort)", certs.caFile,
+                                                         "127.0.0.1", "\(count - 1)", "200", flag])
+        defer {
+            FileManager.default.createFile(atPath: flag, contents: Data())
+            peer.stop()
+        }
+        XCTAssertEqual(peer.waitForLines(2, timeout: 90).last, "READY \(count - 1)", peer.stderr)
+        // The trim comes once the burst has been quiet a moment (HeapTrimSchedule).
+        let deadline = Date().addingTimeInterval(5)
+        var trims = 0
+        while Date() < deadline {
+            trims = Int(try statsFigure(daemon, "heap_trims") ?? "") ?? 0
+            if trims > 0 { break }
+            usleep(20_000)
+        }
+        usleep(300_000)
+        let heldKiB = daemon.residentKiB - baselineKiB
+        print("tls idle watchers after a burst: \(count) hold +\(heldKiB) KiB, \(heldKiB * 1024 / count) B each,",
+              "\(trims) heap trims")
+        XCTAssertGreaterThan(trims, 0, "a burst of handshakes is followed by a heap trim")
+        // ASan's allocator is not glibc's: there it is only reported.
+        if !Hardening.sanitized {
+            XCTAssertLessThan(heldKiB * 1024 / count, 9 * 1024)
+        }
+    }
+
+    private func statsFigure(_ daemon: DaemonProcess, _ key: String) throws -> String? {
+        let client = try daemon.connect()
+        defer { client.close() }
+        return try client.requestList("STATS").first { $0.hasPrefix("STAT \(key) ") }?.split(separator: " ")[2].description
+    }
 }

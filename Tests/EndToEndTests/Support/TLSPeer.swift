@@ -15,6 +15,9 @@ enum TLSPeer {
     /// `idle COUNT FLAG`: opens COUNT more connections, each a watcher
     ///   (`WATCH`, its `STATE` read), prints `READY`, holds them all until the
     ///   file FLAG appears (bounded).
+    /// `burst COUNT BATCH FLAG`: as `idle`, but the COUNT handshakes run
+    ///   BATCH at a time on non-blocking sockets, as a room of screens
+    ///   reconnecting does (the bench connects this way too).
     /// `fanout COUNT BURST ROUNDS`: opens COUNT more connections, each a
     ///   watcher; this connection is the actor: it sends BURST `OPEN`s in one
     ///   write, then ROUNDS more one at a time, each once every watcher has
@@ -131,6 +134,42 @@ enum TLSPeer {
         print("READY", flush=True)
         deadline = time.time() + 60
         while not os.path.exists(sys.argv[6]) and time.time() < deadline:
+            time.sleep(0.02)
+    elif mode == "burst":
+        import selectors
+        count, batch, flag = int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
+        context = ssl.create_default_context(cafile=ca)
+        selector = selectors.DefaultSelector()
+        watchers, started, in_flight = [], 0, 0
+        deadline = time.time() + 60
+        while len(watchers) < count and time.time() < deadline:
+            while started < count and in_flight < batch:
+                raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+                raw.setblocking(False)
+                peer = context.wrap_socket(raw, server_hostname=name, do_handshake_on_connect=False)
+                selector.register(peer, selectors.EVENT_READ | selectors.EVENT_WRITE, ["handshake", b""])
+                started, in_flight = started + 1, in_flight + 1
+            for key, _ in selector.select(timeout=1):
+                peer, state = key.fileobj, key.data
+                try:
+                    if state[0] == "handshake":
+                        peer.do_handshake()
+                        peer.sendall(b"WATCH\n")
+                        state[0] = "state"
+                        selector.modify(peer, selectors.EVENT_READ, state)
+                        continue
+                    state[1] += peer.recv(4096)
+                    if b"\n" in state[1]:
+                        selector.unregister(peer)
+                        watchers.append(peer)
+                        in_flight -= 1
+                except ssl.SSLWantReadError:
+                    selector.modify(peer, selectors.EVENT_READ, state)
+                except ssl.SSLWantWriteError:
+                    selector.modify(peer, selectors.EVENT_WRITE, state)
+        print("READY", len(watchers), flush=True)
+        deadline = time.time() + 60
+        while not os.path.exists(flag) and time.time() < deadline:
             time.sleep(0.02)
     elif mode == "fanout":
         import resource
