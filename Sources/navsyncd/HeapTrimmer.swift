@@ -26,7 +26,7 @@ final class HeapTrimmer {
     }
 
     private func trim() {
-        schedule.trimmed()
+        schedule.trimmed(at: loop.nowMilliseconds)
         var started = timespec()
         var ended = timespec()
         clock_gettime(CLOCK_MONOTONIC, &started)

@@ -29,9 +29,24 @@ final class HeapTrimScheduleTests: XCTestCase {
         var schedule = HeapTrimSchedule(quietMilliseconds: 100, longestDelayMilliseconds: 2_000, minimumChanges: 2)
         XCTAssertNil(schedule.connectionChanged(at: 0))
         XCTAssertEqual(schedule.connectionChanged(at: 3_000), 0)
-        schedule.trimmed()
-        XCTAssertNil(schedule.connectionChanged(at: 3_100))
-        XCTAssertEqual(schedule.connectionChanged(at: 3_200), 100)
+        schedule.trimmed(at: 3_000)
+        XCTAssertNil(schedule.connectionChanged(at: 4_100))
+        XCTAssertEqual(schedule.connectionChanged(at: 4_200), 100)
+    }
+
+    func testSchedule_burstsPacedJustApart_areTrimmedAtMostOncePerInterval() {
+        var schedule = HeapTrimSchedule(quietMilliseconds: 100, longestDelayMilliseconds: 2_000,
+                                        minimumIntervalMilliseconds: 1_000, minimumChanges: 2)
+        XCTAssertNil(schedule.connectionChanged(at: 0))
+        XCTAssertEqual(schedule.connectionChanged(at: 1), 100)
+        schedule.trimmed(at: 101)
+        // Another burst 100 ms later: the trim waits for the interval, not the quiet period.
+        XCTAssertNil(schedule.connectionChanged(at: 201))
+        XCTAssertEqual(schedule.connectionChanged(at: 202), 899)
+        // Past the interval, the quiet period rules again.
+        schedule.trimmed(at: 1_101)
+        XCTAssertNil(schedule.connectionChanged(at: 2_500))
+        XCTAssertEqual(schedule.connectionChanged(at: 2_501), 100)
     }
 
     func testSchedule_defaultsTrimAfterABurstNotAfterAFewConnections() {
