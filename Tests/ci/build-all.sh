@@ -35,12 +35,23 @@ command_for() {
 }
 
 # build NAME: runs its command, logs it, records its exit status and seconds.
+# A failed build runs once more: SwiftPM has failed here with a bare
+# `error: fatalError` and no diagnostic (the ASan build, beside the release
+# one, on a fresh clone), then built cleanly when run again. A real error
+# fails the second time too, at once, as the build is incremental; both
+# attempts stay in the log.
 build() {
-    local name="$1" t0; t0=$(date +%s)
+    local name="$1" t0 rc; t0=$(date +%s)
     local cmd; cmd=$(command_for "$name")
     echo "$cmd" >"$logs/build-$name.log"
     $cmd >>"$logs/build-$name.log" 2>&1
-    echo "$? $(( $(date +%s) - t0 ))" >"$logs/build-$name.status"
+    rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "== build-all: exit $rc; building $name once more" >>"$logs/build-$name.log"
+        $cmd >>"$logs/build-$name.log" 2>&1
+        rc=$?
+    fi
+    echo "$rc $(( $(date +%s) - t0 ))" >"$logs/build-$name.status"
 }
 
 started=$(date +%s)
