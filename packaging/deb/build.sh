@@ -93,5 +93,9 @@ sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s|@MAINTAINER@|$maintain
 chmod 644 "$root/DEBIAN/control" "$root/DEBIAN/conffiles" "$root/DEBIAN/md5sums"
 
 package=$scratch/navsync_${version}_${arch}.deb
-dpkg-deb --root-owner-group -Zxz --build "$root" "$package"
+# xz for the package people install; `make test` asks for zstd
+# (DEB_COMPRESSION=zstd), which dpkg since 1.21.18 (bookworm) reads too: 1 s
+# instead of 37 s on an idle machine, up to 132 s beside another build.
+compression=${DEB_COMPRESSION:-xz}
+dpkg-deb --root-owner-group -Z"$compression" --build "$root" "$package"
 echo "$package: $(du -k "$package" | cut -f1) KiB, installed $installed_size KiB; Depends: adduser, $depends"
