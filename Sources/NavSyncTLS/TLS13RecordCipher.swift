@@ -66,9 +66,8 @@ final class TLS13RecordCipher {
     private var context: OpaquePointer?
     private var secret: [UInt8]
     private var key: [UInt8] = []
-    private var iv: [UInt8] = []
-    /// `iv` as three words, loaded as they lie in memory: the per-record
-    /// nonce is two XORs on a copy of them, no byte loop.
+    /// The IV as three words, loaded as its bytes lie in memory: the
+    /// per-record nonce is two XORs on a copy of them, no byte loop.
     private var ivWords: (UInt32, UInt32, UInt32) = (0, 0, 0)
     private var sequence: UInt64 = 0
 
@@ -83,7 +82,6 @@ final class TLS13RecordCipher {
         close()
         Self.cleanse(&secret)
         Self.cleanse(&key)
-        Self.cleanse(&iv)
         ivWords = (0, 0, 0)
     }
 
@@ -116,15 +114,14 @@ final class TLS13RecordCipher {
 
     private func rekey(from secret: [UInt8]) -> Bool {
         guard let key = suite.expandLabel(secret: secret, label: "key", length: suite.keyLength),
-              let iv = suite.expandLabel(secret: secret, label: "iv", length: 12) else { return false }
+              var iv = suite.expandLabel(secret: secret, label: "iv", length: 12) else { return false }
         Self.cleanse(&self.key)
-        Self.cleanse(&self.iv)
         self.key = key
-        self.iv = iv
         ivWords = iv.withUnsafeBytes {
             ($0.loadUnaligned(fromByteOffset: 0, as: UInt32.self), $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self),
              $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
         }
+        Self.cleanse(&iv)
         sequence = 0
         guard let context else { return true }
         return EVP_CipherInit_ex(context, suite.cipher(), nil, key, nil, sealing ? 1 : 0) == 1

@@ -283,14 +283,10 @@ extension TLSStream {
         offerSealed()
     }
 
+    /// The same as `write(shared:)`, which already offers the records to
+    /// the kernel first and queues only what it leaves: TLS takes everything.
     public func writeWithoutQueuing(shared bytes: SharedBytes) -> Int {
-        guard !transport.isClosed else { return bytes.count }
-        guard isEstablished, transport.queuedWriteBytes == 0 else {
-            write(shared: bytes)
-            return bytes.count
-        }
-        engine.send(bytes.bytes)
-        offerSealed()
+        write(shared: bytes)
         return bytes.count
     }
 }
