@@ -43,9 +43,16 @@ final class BackplanePresenceTests: XCTestCase {
         for (index, name) in ["ana", "ben", "cleo"].enumerated() { members.append(try member(name, on: daemons[index])) }
         let ids = members.map(\.1)
         XCTAssertEqual(Set(ids).count, 3, "ids are unique across the fleet")
-        let arrivals = try read(follower, until: { $0.hasPrefix("MEMBER \(ids[2]) ") })
-        XCTAssertEqual(Set(arrivals), ["MEMBER \(ids[0]) ana control -", "MEMBER \(ids[1]) ben control -",
-                                       "MEMBER \(ids[2]) cleo control -"])
+        // Each daemon publishes its own member, so the three may arrive in any
+        // order: read until all three are in, and nothing else came with them.
+        let expected: Set = ["MEMBER \(ids[0]) ana control -", "MEMBER \(ids[1]) ben control -",
+                             "MEMBER \(ids[2]) cleo control -"]
+        var arrivals: [String] = []
+        while !expected.isSubset(of: Set(arrivals)) {
+            arrivals += try read(follower, until: { expected.contains($0) })
+        }
+        XCTAssertEqual(Set(arrivals), expected)
+        XCTAssertEqual(arrivals.count, 3, "\(arrivals)")
 
         // Changes on daemon 1 reach the follower on daemon 0, in order (one
         // at a time: changes within one loop turn are coalesced to the last).

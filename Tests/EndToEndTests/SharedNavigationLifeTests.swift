@@ -77,12 +77,18 @@ final class SharedNavigationLifeTests: XCTestCase {
     func test_stop_finishesStreamsRefusesMutationsAndEndsTheThread() async throws {
         let daemon = try DaemonProcess(state: "none")
         defer { daemon.stop() }
-        let before = threadCount()
+        let before = threadIDs()
         let navigation = SharedNavigation<NavEntry>(connect: "127.0.0.1:\(daemon.port)")
         try await navigation.start()
         // The loop thread names itself as it starts; Foundation's setter on
-        // Linux was seen to reach /proc a moment after start() returned.
-        await eventually("one thread per object") { threadCount() == before + 1 }
+        // Linux was seen to reach /proc a moment after start() returned. An
+        // earlier test's object may end its own thread meanwhile (seen under
+        // TSan), so the new thread is the one id that was not there before.
+        var ours: Set<String> = []
+        await eventually("one thread per object") {
+            ours = threadIDs().subtracting(before)
+            return ours.count == 1
+        }
         let log = ChangeLog(navigation.changes)
         let watcher = try daemon.connect()
         defer { watcher.close() }
@@ -90,7 +96,7 @@ final class SharedNavigationLifeTests: XCTestCase {
         await navigation.stop()
         XCTAssertEqual(navigation.connection, .stopped)
         await eventually("the stream finishes") { log.finished }
-        await eventually("the loop thread ends") { threadCount() == before }
+        await eventually("the loop thread ends") { threadIDs().isDisjoint(with: ours) }
         do {
             try await navigation.push(NavEntry("green"))
             XCTFail("push after stop")

@@ -40,7 +40,7 @@ final class TUIPresenceTests: XCTestCase {
         tmux.waitFor(0, "green, on its own") { $0.hasLine("Green") }
         XCTAssertEqual(try netcat(port: daemon.port, "GET"), "STATE 0 /red\n")
         tmux.waitFor(1, "the other pane still on red") { $0.hasLine("Red") }
-        XCTAssertTrue(waitUntil(timeout: 5) {
+        XCTAssertTrue(waitUntil(timeout: 15) {
             (try? navsync(["--connect", address, "who"]).stdout)?.hasPrefix("ada control at /green\n") ?? false
         })
 
@@ -54,7 +54,7 @@ final class TUIPresenceTests: XCTestCase {
         // Follow again: the room's screen, and no more "detached".
         tmux.sendKeys(0, "f")
         tmux.waitFor(0, "following: blue") { $0.hasLine("Blue") && !$0.statusLine.contains("detached") }
-        XCTAssertTrue(waitUntil(timeout: 5) {
+        XCTAssertTrue(waitUntil(timeout: 15) {
             (try? navsync(["--connect", address, "who"]).stdout) == "ada control following\nbo control following\n"
         })
     }

@@ -32,7 +32,7 @@ final class TUISignedTokenTests: XCTestCase {
         let ending = try TmuxServer(command: clientPaneCommand(port: daemon.port, extraArguments: "--token-file \(soon)",
                                                                environment: "TZ=UTC"))
         defer { ending.kill() }
-        ending.waitFor(0, timeout: 15, "the expiry shown, and stopped") {
+        ending.waitFor(0, timeout: 25, "the expiry shown, and stopped") {
             $0.contains("ERR forbidden token expired") && $0.statusLine.hasSuffix("stopped")
         }
         let connections = daemon.log.components(separatedBy: " connected (").count

@@ -140,7 +140,7 @@ final class TUISyncTests: XCTestCase {
 
         tmux.sendKeys(0, "b")  // pop at the root
         tmux.waitFor(0, "the at-root error") { $0.statusLine.hasPrefix("ERR at-root") }
-        tmux.waitFor(0, timeout: 10, "the status line back after the error") { $0.statusLine.hasSuffix("connected") }
+        tmux.waitFor(0, "the status line back after the error") { $0.statusLine.hasSuffix("connected") }
         tmux.sendKeys(0, "2")
         tmux.waitFor(0, "green after the error") { $0.hasLine("Green") }
         XCTAssertFalse(tmux.capture(0).contains("[navsync exited"))

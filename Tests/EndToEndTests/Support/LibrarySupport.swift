@@ -45,15 +45,16 @@ func percentEncoded(_ text: String) -> String {
     return out
 }
 
-/// How many of the process's threads carry this name (the library names its
-/// loop threads `NavSyncKit`), from /proc: other threads come and go with
-/// the concurrency runtime, so counting all of them would be a race.
-func threadCount(named name: String = "NavSyncKit") -> Int {
+/// The thread ids of the process's threads that carry this name (the library
+/// names its loop threads `NavSyncKit`), from /proc: other threads come and
+/// go with the concurrency runtime, and an object from an earlier test may
+/// still be ending its own, so a test follows the ids, never a count.
+func threadIDs(named name: String = "NavSyncKit") -> Set<String> {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-    return tasks.filter { task in
+    return Set(tasks.filter { task in
         let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
         return comm.trimmingCharacters(in: .whitespacesAndNewlines) == name
-    }.count
+    })
 }
 
 /// Collects what a `changes` stream yields, on a task of its own.

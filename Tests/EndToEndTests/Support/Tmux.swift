@@ -61,16 +61,19 @@ final class TmuxServer {
     }
 
     /// Polls the pane (bounded) until `condition` holds for its text; returns
-    /// that text, or nil after failing the test with the last capture.
+    /// that text, or nil after failing the test with the last capture. Each
+    /// capture starts a tmux process, so polls are 50 ms apart (a tighter poll
+    /// took CPU from the client under test), and the bound is 20 s because a
+    /// pane under a loaded CI machine was once seen to miss 10 s.
     @discardableResult
-    func waitFor(_ pane: Int, timeout: TimeInterval = 10, _ what: String, file: StaticString = #filePath,
+    func waitFor(_ pane: Int, timeout: TimeInterval = 20, _ what: String, file: StaticString = #filePath,
                  line: UInt = #line, _ condition: (String) -> Bool) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         var text = ""
         repeat {
             text = capture(pane)
             if condition(text) { return text }
-            Thread.sleep(forTimeInterval: 0.01)
+            Thread.sleep(forTimeInterval: 0.05)
         } while Date() < deadline
         XCTFail("pane \(pane): \(what) did not show within \(timeout)s; it shows:\n\(text)", file: file, line: line)
         return nil
@@ -78,7 +81,7 @@ final class TmuxServer {
 
     /// Waits until every pane satisfies `condition`; returns the time it took.
     @discardableResult
-    func waitForAll(timeout: TimeInterval = 10, _ what: String, file: StaticString = #filePath, line: UInt = #line,
+    func waitForAll(timeout: TimeInterval = 20, _ what: String, file: StaticString = #filePath, line: UInt = #line,
                     _ condition: (String) -> Bool) -> TimeInterval? {
         let start = Date()
         let deadline = start.addingTimeInterval(timeout)
