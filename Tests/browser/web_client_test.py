@@ -112,6 +112,7 @@ def main():
         check("page shows the room's screen in its colour", "c-green" in driver.find_element(By.TAG_NAME, "body").get_attribute("class"))
         wait_for(driver, "the catalog's message (MESSAGES)", lambda d: d.find_element(By.ID, "message").text != "")
         wait_for(driver, "live connection", lambda d: d.find_element(By.ID, "conn").text == "live")
+        check("the status line shows the plain address", driver.find_element(By.ID, "addr").text == "127.0.0.1:%d" % port)
         print("page: open to first paint of the state %.0f ms (navigation start to paint %s ms)" % (painted_ms, first_paint))
 
         # netcat changes the room; the page follows.

@@ -55,6 +55,8 @@ def main():
         wait_for(driver, "the first state over wss://", lambda d: shows(d, "Green", 1))
         wait_for(driver, "live connection", lambda d: d.find_element(By.ID, "conn").text == "live")
         check("the page came over https://", driver.execute_script("return location.protocol") == "https:")
+        check("the status line says the address is encrypted, as the terminal client does",
+              driver.find_element(By.ID, "addr").text == "tls://127.0.0.1:%d" % port)
 
         check("TLS line client pushes", lines.request("PUSH blue over tls") == "OK 2")
         wait_for(driver, "the push", lambda d: shows(d, "Blue", 2))
