@@ -20,30 +20,6 @@ final class TLS13RecordsTests: XCTestCase {
         return (client, server)
     }
 
-    @discardableResult
-    private func pump(_ client: TLSEngine, _ server: TLSEngine, piece: Int? = nil) -> (client: [UInt8], server: [UInt8]) {
-        var toClient: [UInt8] = [], toServer: [UInt8] = []
-        for _ in 0..<1_000 {
-            let fromClient = client.takeOutgoing(), fromServer = server.takeOutgoing()
-            if fromClient.isEmpty && fromServer.isEmpty { break }
-            toServer += feed(server, fromClient, piece: piece)
-            toClient += feed(client, fromServer, piece: piece)
-        }
-        return (toClient, toServer)
-    }
-
-    private func feed(_ engine: TLSEngine, _ bytes: [UInt8], piece: Int?) -> [UInt8] {
-        let size = piece ?? max(1, bytes.count)
-        var plaintext: [UInt8] = []
-        var index = 0
-        while index < bytes.count {
-            let end = min(bytes.count, index + size)
-            plaintext += engine.receive(Array(bytes[index..<end]))
-            index = end
-        }
-        return plaintext
-    }
-
     func test_records_everySuite_handedOverAndCarryBothWays() throws {
         for suite in ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"] {
             let (client, server) = try connectedPair(cipherSuites: suite)

@@ -16,32 +16,6 @@ final class TLSEngineTests: XCTestCase {
         try TLSEngine(client: TLSClientContext(extraRootsFile: roots ?? certs.caFile), serverName: name)
     }
 
-    /// Moves bytes both ways until neither side has any to send, in pieces
-    /// of `piece` bytes (nil: whole flights); returns the plaintext each got.
-    @discardableResult
-    private func pump(_ client: TLSEngine, _ server: TLSEngine, piece: Int? = nil) -> (client: [UInt8], server: [UInt8]) {
-        var toClient: [UInt8] = [], toServer: [UInt8] = []
-        for _ in 0..<10_000 {
-            let fromClient = client.takeOutgoing(), fromServer = server.takeOutgoing()
-            if fromClient.isEmpty && fromServer.isEmpty { break }
-            toServer += feed(server, fromClient, piece: piece)
-            toClient += feed(client, fromServer, piece: piece)
-        }
-        return (toClient, toServer)
-    }
-
-    private func feed(_ engine: TLSEngine, _ bytes: [UInt8], piece: Int?) -> [UInt8] {
-        guard let piece else { return engine.receive(bytes) }
-        var plaintext: [UInt8] = []
-        var index = 0
-        while index < bytes.count {
-            let end = min(bytes.count, index + piece)
-            plaintext += engine.receive(Array(bytes[index..<end]))
-            index = end
-        }
-        return plaintext
-    }
-
     func test_engine_handshakesAndCarriesLinesBothWays() throws {
         let client = try clientEngine(), server = try serverEngine()
         XCTAssertEqual(client.state, .handshaking)
