@@ -8,14 +8,13 @@
 # port 0 in a temporary directory of its own, so no two share a port or a file.
 #
 # Run one at a time afterwards, in a second invocation (output in full):
-#   - the terminal-client tests (TUI*Tests): they read a tmux pane within a
-#     bounded wait, and with three other tests and a loaded machine beside
-#     them a pane has missed its 10 s (TUIPresenceTests, seen once);
-#   - SharedNavigationLifeTests, which counts the process's NavSyncKit
-#     threads and failed once in a run beside the others (its thread-count
-#     check also failed once alone, under TSan: a race of its own, open);
-#   - BackplanePresenceTests, whose follower read the fleet's arrivals in
-#     another order than it expects once, beside the others.
+#   - the terminal-client tests (TUI*Tests): they poll a tmux pane (a tmux
+#     process per poll) within a bounded wait, and with three other tests
+#     and a loaded machine beside them a pane once missed its bound;
+#   - SharedNavigationLifeTests, which watches the process's NavSyncKit
+#     threads come and go (it follows its own thread's id since an earlier
+#     test's thread ending during its wait failed a CI run under TSan);
+#   - BackplanePresenceTests, three daemons and a redis-server per test.
 # XCTEST_WORKERS=1 runs everything in one plain `swift test`, as before.
 # Every test's name, result and seconds are kept in .build/logs/xctest*.xml.
 set -uo pipefail
