@@ -108,16 +108,19 @@ enum Report {
         }
         let header = ["system", "N", "runs", "p50 ms", "p90 ms", "p99 ms", "max ms", "mean ms", "floor ms", "first p50",
                       "deliv/s", "srv ns/dlv", "bench ns/dlv", "B/watcher", "lost"]
-        let widths = [8, 6, 4, 8, 8, 8, 8, 8, 8, 9, 11, 10, 12, 9, 5]
+        let cells = rows.map { row in
+            [row.system, "\(row.n)", "\(row.runs)", f(row.lastP50Ms, 3), f(row.lastP90Ms, 3),
+             f(row.lastP99Ms, 3), f(row.lastMaxMs, 3), f(row.lastMeanMs, 3), f(row.cpuFloorMs, 3),
+             f(row.firstP50Ms, 3),
+             f(row.deliveriesPerSecond, 0), f(row.daemonNsPerDelivery, 1), f(row.benchNsPerDelivery, 1),
+             f(row.rssPerWatcherBytes, 0), "\(row.lostEvents)"]
+        }
+        // Each column as wide as its widest cell: system names such as
+        // baseline-wss are longer than the heading and pushed the row out of line.
+        let widths = header.indices.map { column in ([header] + cells).map { $0[column].count }.max() ?? 0 }
         var lines: [String] = []
-        lines.append(zip(header, widths).enumerated().map { pad($1.0, $1.1, left: $0 == 0) }.joined(separator: " "))
-        for row in rows {
-            let cells = [row.system, "\(row.n)", "\(row.runs)", f(row.lastP50Ms, 3), f(row.lastP90Ms, 3),
-                         f(row.lastP99Ms, 3), f(row.lastMaxMs, 3), f(row.lastMeanMs, 3), f(row.cpuFloorMs, 3),
-                         f(row.firstP50Ms, 3),
-                         f(row.deliveriesPerSecond, 0), f(row.daemonNsPerDelivery, 1), f(row.benchNsPerDelivery, 1),
-                         f(row.rssPerWatcherBytes, 0), "\(row.lostEvents)"]
-            lines.append(zip(cells, widths).enumerated().map { pad($1.0, $1.1, left: $0 == 0) }.joined(separator: " "))
+        for line in [header] + cells {
+            lines.append(zip(line, widths).enumerated().map { pad($1.0, $1.1, left: $0 == 0) }.joined(separator: " "))
         }
         // Ratios against Redis (the first targets), against the previous
         // build when one was measured, and of WebSocket watchers against TCP ones.

@@ -52,6 +52,35 @@ final class ReportWSSTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: directory.appendingPathComponent("plot-baseline-wss.dat").path))
     }
 
+    func test_report_table_everyColumnEndsWhereItsHeadingEnds_withLongSystemNames() throws {
+        for system in ["baseline-wss", "navsync", "redis-tls"] {
+            try writeRun(system, p50Ms: 10.5, p99Ms: 123.25, deliveries: 12_345_678)
+        }
+        let table = try Report.run(directory: directory.path)
+        let lines = table.split(separator: "\n", omittingEmptySubsequences: false).prefix { !$0.isEmpty }.map(String.init)
+        XCTAssertEqual(lines.count, 4, table)
+        // Each heading ends where the cells under it end (numbers are
+        // right-aligned), whatever the length of the system's name.
+        let headings = ["N", "runs", "p50 ms", "p90 ms", "p99 ms", "max ms", "mean ms", "floor ms", "first p50",
+                        "deliv/s", "srv ns/dlv", "bench ns/dlv", "B/watcher", "lost"]
+        var headingEnds: [Int] = []
+        var searchFrom = lines[0].index(lines[0].startIndex, offsetBy: "system".count)
+        for heading in headings {
+            guard let found = lines[0].range(of: heading, range: searchFrom..<lines[0].endIndex) else {
+                return XCTFail("no heading \(heading):\n\(table)")
+            }
+            headingEnds.append(lines[0].distance(from: lines[0].startIndex, to: found.upperBound))
+            searchFrom = found.upperBound
+        }
+        for line in lines.dropFirst() {
+            let characters = Array(line)
+            let cellEnds = characters.indices.filter { characters[$0] != " " && ($0 + 1 == characters.count || characters[$0 + 1] == " ") }
+                .map { $0 + 1 }
+            XCTAssertEqual(Array(cellEnds.dropFirst()), headingEnds, "\n\(table)")
+        }
+        XCTAssertEqual(lines.dropFirst().map { String($0.prefix(12)) }, ["navsync     ", "baseline-wss", "redis-tls   "])
+    }
+
     func test_report_wssBesideWSAndTLS_drawsBothRatios() throws {
         try writeRun("navsync-ws", p50Ms: 10, p99Ms: 20, deliveries: 2e6)
         try writeRun("navsync-tls", p50Ms: 12, p99Ms: 24, deliveries: 1.5e6)
