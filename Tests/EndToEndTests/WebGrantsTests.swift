@@ -129,6 +129,30 @@ final class WebGrantsTests: XCTestCase {
         XCTAssertTrue(stats.contains("STAT auth_failures 0"), "no credential is no failure: \(stats)")
     }
 
+    /// HTTP-API.md: a stream that loses its access gets `event: denied`
+    /// and the daemon closes it — for a revoked room too, which leaves a
+    /// line connection open (it may `JOIN`) but leaves a stream nothing.
+    func test_events_roomRevokedByAReload_deniedThenClosed() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (daemon, path) = try daemon(dir)
+        defer { daemon.stop() }
+        let stream = try daemon.connect()
+        stream.sendRequest("GET", "/rooms/hall/events", headers: bearer(deskControl))
+        let head = try stream.readReply(headOnly: true)
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.headers["content-type"], "text/event-stream")
+        XCTAssertEqual(try stream.readLines(5), ["retry: 2000", "", "id: 0", "event: state",
+                                                 #"data: {"room":"hall","rev":0,"route":"/red","stack":[{"screen":"red"}],"sheets":[]}"#])
+        XCTAssertEqual(try stream.readLine(), "")
+        try DaemonGrantsTests.grantsText
+            .replacingOccurrences(of: "control lobby,hall \(deskControl) desk", with: "control lobby \(deskControl) desk")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertNil(daemon.signal(SIGHUP, waitUpTo: 0))
+        XCTAssertEqual(try stream.readUntilClosed(),
+                       ["event: denied", #"data: {"error":"forbidden","message":"room revoked"}"#, ""])
+    }
+
     func test_webSocket_linesObeyTheGrant_andARevokedTokenCloses1008AfterTheLine() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
