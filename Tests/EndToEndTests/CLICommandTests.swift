@@ -132,6 +132,15 @@ final class CLICommandTests: XCTestCase {
         let version = try navsync(["--version"])
         XCTAssertEqual(version.status, 0)
         XCTAssertTrue(version.stdout.hasPrefix("navsync "), version.stdout)
+        // COMMANDS.md: -h/--help and --version work everywhere, the minting commands included.
+        for command in ["get", "watch", "keygen", "token", "link"] {
+            let asked = try navsync([command, "--version"])
+            XCTAssertEqual(asked.status, 0, command + ": " + asked.stderr)
+            XCTAssertEqual(asked.stdout, version.stdout, command)
+            let help = try navsync([command, "-h"])
+            XCTAssertEqual(help.status, 0, command + ": " + help.stderr)
+            XCTAssertTrue(help.stdout.hasPrefix("usage: navsync"), command + ": " + help.stdout)
+        }
     }
 
     func test_cli_addressFromEnvironment_unixSocket_andRooms() throws {
