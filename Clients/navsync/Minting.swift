@@ -37,15 +37,22 @@ enum Minting {
 
     struct Failure: Error, CustomStringConvertible { var description: String }
 
+    /// `--version` works with every command (COMMANDS.md), these included.
+    static func printVersion() -> Int32 {
+        Output.out("navsync \(NavSyncVersion.current) (protocol \(NavSyncVersion.protocolVersion))\n")
+        return 0
+    }
+
     // MARK: - keygen
 
-    static let keygenSpec = CommandLineSpec(valued: ["kid", "alg"], switches: ["help"], shortAliases: ["h": "help"])
+    static let keygenSpec = CommandLineSpec(valued: ["kid", "alg"], switches: ["help", "version"], shortAliases: ["h": "help"])
 
     /// Writes the minting line to FILE (0600, never over an existing file)
     /// and prints the daemon's line.
     static func keygen(_ arguments: [String]) throws -> Int32 {
         let parsed = try keygenSpec.parse(arguments)
         if parsed.has("help") { Output.out(usage + "\n"); return 0 }
+        if parsed.has("version") { return printVersion() }
         guard parsed.positionals.count == 1, !parsed.positionals[0].isEmpty else {
             throw CommandLineSpec.UsageError("keygen needs one FILE to write the signing key to")
         }
@@ -97,11 +104,12 @@ enum Minting {
     // MARK: - token
 
     static let tokenSpec = CommandLineSpec(
-        valued: ["signing-key", "role", "rooms", "name", "ttl", "audience", "kid"], switches: ["help"], shortAliases: ["h": "help"])
+        valued: ["signing-key", "role", "rooms", "name", "ttl", "audience", "kid"], switches: ["help", "version"], shortAliases: ["h": "help"])
 
     static func token(_ arguments: [String]) throws -> Int32 {
         let parsed = try tokenSpec.parse(arguments)
         if parsed.has("help") { Output.out(usage + "\n"); return 0 }
+        if parsed.has("version") { return printVersion() }
         try noPositionals(parsed)
         guard let roomsText = parsed.last("rooms") else { throw CommandLineSpec.UsageError("token needs --rooms ('*' or a comma list)") }
         guard parsed.last("role") != nil else { throw CommandLineSpec.UsageError("token needs --role control or view") }
@@ -124,11 +132,12 @@ enum Minting {
 
     static let linkSpec = CommandLineSpec(
         valued: ["signing-key", "url", "room", "role", "name", "ttl", "audience", "kid"],
-        switches: ["help", "display", "qr", "no-qr"], shortAliases: ["h": "help"])
+        switches: ["help", "version", "display", "qr", "no-qr"], shortAliases: ["h": "help"])
 
     static func link(_ arguments: [String]) throws -> Int32 {
         let parsed = try linkSpec.parse(arguments)
         if parsed.has("help") { Output.out(usage + "\n"); return 0 }
+        if parsed.has("version") { return printVersion() }
         try noPositionals(parsed)
         guard let base = parsed.last("url"), base.hasPrefix("http://") || base.hasPrefix("https://") else {
             throw CommandLineSpec.UsageError("link needs --url BASE, the page's http:// or https:// address")

@@ -26,8 +26,12 @@ enum OneShot {
     static func run(_ request: ClientRequest, format: Format, endpoints: [Endpoint], room: String?, token: String?,
                     retry: Bool, tlsCA: String?) -> Int32 {
         guard let loop = ClientLoop.start() else { return 1 }
-        let driver = ClientDriver(loop: loop, endpoints: endpoints,
-                                  options: .oneShot(room: room, token: token, retry: retry), tlsCA: tlsCA)
+        var options = SyncClientOptions.oneShot(room: room, token: token, retry: retry)
+        // With a token, ask WHOAMI first: a room outside the grant is then
+        // explained with the rooms the grant allows (COMMANDS.md).
+        options.askIdentity = token != nil
+        let driver = ClientDriver(loop: loop, endpoints: endpoints, options: options, tlsCA: tlsCA)
+        let roomName = room ?? Names.defaultRoom
         var status: Int32 = 1
         var finished = false
 
@@ -43,7 +47,8 @@ enum OneShot {
             case .reply(_, let reply):
                 finished = true
                 status = report(reply, format: format, request: request, endpoint: driver.endpoint,
-                                reachedDaemon: driver.client.hasConnected)
+                                reachedDaemon: driver.client.hasConnected, room: roomName,
+                                identity: driver.client.identity)
                 driver.stop()
                 loop.stop()
             default:
@@ -59,7 +64,7 @@ enum OneShot {
 
     /// Prints the answer the way COMMANDS.md lists it and returns the exit status.
     private static func report(_ reply: Reply, format: Format, request: ClientRequest, endpoint: Endpoint,
-                               reachedDaemon: Bool) -> Int32 {
+                               reachedDaemon: Bool, room: String, identity: Identity?) -> Int32 {
         switch reply {
         case .state(let state):
             Output.outFromNetwork(format == .revisionAndRoute ? "\(state.revision) \(state.route)\n" : state.route + "\n")
@@ -82,7 +87,7 @@ enum OneShot {
             return 0
         case .error(let error):
             Output.err(TerminalSafeText.escaped(error.line))
-            if let hint = hint(for: error) { Output.complain(hint) }
+            if let hint = hint(for: error, room: room, identity: identity) { Output.complain(hint) }
             return 1
         case .unexpected(let line):
             Output.complain("unexpected answer from \(endpoint) to \(request.verb.rawValue): \(line)")
@@ -105,7 +110,9 @@ enum OneShot {
     }
 
     /// What to do about a refusal that a flag can fix, in one line.
-    static func hint(for error: ServerError) -> String? {
+    /// `room` and `identity` (the connection's `WHOAMI`, when asked) let a
+    /// room outside the grant be named with the rooms the grant allows.
+    static func hint(for error: ServerError, room: String? = nil, identity: Identity? = nil) -> String? {
         switch error.code {
         case ErrorCode.authRequired.rawValue:
             return "this daemon needs a token: --token-file FILE (FILE's first line is the token)"
@@ -114,7 +121,8 @@ enum OneShot {
         case ErrorCode.authFailed.rawValue:
             return "the daemon refused the token; check the --token-file"
         case ErrorCode.forbidden.rawValue:
-            return "this token's grant does not allow that (a view grant, or a room outside its rooms)"
+            guard let room else { return "this token's grant does not allow that (a view grant, or a room outside its rooms)" }
+            return GrantAdvice.forbidden(error, room: room, identity: identity)
         default:
             return nil
         }

@@ -42,10 +42,10 @@ enum Watch {
         }
 
         for name in names {
-            let driver = ClientDriver(loop: loop, endpoints: endpoints,
-                                      options: naming.applied(to: .stream(room: name == Names.defaultRoom ? nil : name,
-                                                                          token: token, retry: retry)),
-                                      tlsCA: tlsCA)
+            var options = naming.applied(to: .stream(room: name == Names.defaultRoom ? nil : name, token: token, retry: retry))
+            // With a token, WHOAMI names the grant's rooms when this one is outside it.
+            options.askIdentity = options.askIdentity || token != nil
+            let driver = ClientDriver(loop: loop, endpoints: endpoints, options: options, tlsCA: tlsCA)
             let label = prefixed ? "room \(name): " : ""
             driver.onNote = { note in
                 guard !stopping else { return }
@@ -75,7 +75,9 @@ enum Watch {
                     finish(1)
                 case .serverError(let error):
                     Output.err(error.line)
-                    if let hint = OneShot.hint(for: error) { Output.complain(hint) }
+                    if let hint = OneShot.hint(for: error, room: name, identity: driver.client.identity) {
+                        Output.complain(hint)
+                    }
                 default:
                     break
                 }

@@ -79,6 +79,12 @@ public enum ServerSentEvents {
         public let room: String
         private var partial: [UInt8] = []
 
+        /// True once a line became a `denied` event: the stream lost its
+        /// access (a room revoked leaves a line connection open, but a
+        /// stream that may no longer watch has nothing left to say) and
+        /// is closed after it.
+        public private(set) var denied = false
+
         public init(room: String) { self.room = room }
 
         /// True while part of a line waits: output shared by the room's
@@ -95,6 +101,12 @@ public enum ServerSentEvents {
             partial = []
             whole += output[...lastBreak]
             partial += output[output.index(after: lastBreak)...]
+            if !denied {
+                denied = whole.split(separator: UInt8(ascii: "\n")).contains { line in
+                    guard case .error(let error) = ServerLine.parse(String(decoding: line, as: UTF8.self)) else { return false }
+                    return error.code == ErrorCode.forbidden.rawValue
+                }
+            }
             return ServerSentEvents.events(ofLines: whole, room: room)
         }
     }

@@ -9,13 +9,14 @@ import NavSyncCore
 /// 3. Unknown path: 404. Known path, method it does not take: 405 with its
 ///    `Allow` (`POST` on `/rooms/NAME` only; `/rooms/NAME/events` is `GET` only).
 /// 4. `/metrics`, `/rooms`, `/rooms/...` without a grant: 401 (no token
-///    and no anonymous role) or a failed Bearer (`wrongToken`;
+///    and no anonymous role, or a `POST` with no token where the anonymous
+///    role is below `control`) or a failed Bearer (`wrongToken`;
 ///    `invalidToken`, or `throttled` unchecked). On `/rooms/NAME/events`
 ///    the token may come as `?token=` instead (`EventSource` sends no headers).
 /// 5. `/metrics` without a grant for every room, `/rooms/NAME...` for a
 ///    room outside the grant (a bad name too, under a list): 403.
 /// 6. `/rooms/NAME...` with a bad room name: 400.
-/// 7. `POST` without a control grant: 403; with an `Origin` that is not
+/// 7. `POST` with a token whose grant is not `control`: 403; with an `Origin` that is not
 ///    the daemon's own nor allowed: 403; `Transfer-Encoding` or no
 ///    `Content-Length`: 411; a body over 8 KiB: 413; a `Content-Type`
 ///    other than `application/json`: 415.
@@ -81,6 +82,14 @@ public enum WebDecision: Equatable, Sendable {
             case .refused(let why): return .invalidToken(why)
             case .throttled(let seconds): return .throttled(retryAfterSeconds: seconds)
             case .granted(let granted): grant = granted
+            }
+            // A change with no credential on a daemon whose anonymous role
+            // cannot make one: a credential is needed, so 401 (the web page
+            // and scripts then know to offer a token), not 403, which is
+            // for a token that was judged and does not allow it.
+            if token == nil, head.method == "POST", grant.role < .control {
+                return .refuse(status: 401, reason: "a change: Authorization: Bearer <control token> needed",
+                               close: closeAfter)
             }
             if let name = endpoint.roomName, !grant.covers(name) {
                 return .refuse(status: 403, reason: "that room is outside this token's grant", close: closeAfter)

@@ -450,6 +450,10 @@ final class WebExchange {
             for chunk in chunks { events += translator.events(from: chunk) }
             phase = .events(translator)
             sendEvents(events)
+            // HTTP-API.md: after `denied` the daemon closes the stream
+            // (a revoked or expired token closes the session anyway; a
+            // revoked room must too).
+            if translator.denied { end("events stream denied") }
             return
         }
         if case .http = phase, change != nil {

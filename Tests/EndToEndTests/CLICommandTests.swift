@@ -132,6 +132,15 @@ final class CLICommandTests: XCTestCase {
         let version = try navsync(["--version"])
         XCTAssertEqual(version.status, 0)
         XCTAssertTrue(version.stdout.hasPrefix("navsync "), version.stdout)
+        // COMMANDS.md: -h/--help and --version work everywhere, the minting commands included.
+        for command in ["get", "watch", "keygen", "token", "link"] {
+            let asked = try navsync([command, "--version"])
+            XCTAssertEqual(asked.status, 0, command + ": " + asked.stderr)
+            XCTAssertEqual(asked.stdout, version.stdout, command)
+            let help = try navsync([command, "-h"])
+            XCTAssertEqual(help.status, 0, command + ": " + help.stderr)
+            XCTAssertTrue(help.stdout.hasPrefix("usage: navsync"), command + ": " + help.stdout)
+        }
     }
 
     func test_cli_addressFromEnvironment_unixSocket_andRooms() throws {
@@ -185,5 +194,37 @@ final class CLICommandTests: XCTestCase {
         let missing = try navsync(at + ["--token-file", directory.file("absent"), "get"])
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("token file"), missing.stderr)
+    }
+
+    /// COMMANDS.md: a room outside the grant is named, with the rooms the
+    /// grant allows and the `--room` to use, after the daemon's own line.
+    func test_cli_roomOutsideTheGrant_namesItAndTheGrantsRooms_oneShotsAndWatch() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let grants = try directory.write("grants", "view hall,lobby wall-token-00000000001 wall\n")
+        chmod(grants, 0o600)
+        let token = try directory.write("token", "wall-token-00000000001\n")
+        let daemon = try DaemonProcess(arguments: ["--tokens", grants], state: "none")
+        defer { daemon.stop() }
+        let at = ["--connect", "127.0.0.1:\(daemon.port)", "--token-file", token]
+
+        let main = try navsync(at + ["get"])
+        XCTAssertEqual(main.status, 1)
+        XCTAssertEqual(main.stdout, "")
+        XCTAssertEqual(main.stderr, "ERR forbidden room main is outside this connection's grant\n"
+                       + "navsync: room main is outside this token's grant, which allows hall, lobby; try --room hall\n")
+        let kitchen = try navsync(at + ["--room", "kitchen", "who"])
+        XCTAssertEqual(kitchen.status, 1)
+        XCTAssertTrue(kitchen.stderr.hasSuffix(
+            "\nnavsync: room kitchen is outside this token's grant, which allows hall, lobby; try --room hall\n"), kitchen.stderr)
+        let watch = try navsync(at + ["--room", "kitchen", "--name", "desk", "watch"])
+        XCTAssertEqual(watch.status, 1)
+        XCTAssertTrue(watch.stderr.contains(
+            "\nnavsync: room kitchen is outside this token's grant, which allows hall, lobby; try --room hall\n"), watch.stderr)
+        let push = try navsync(at + ["--room", "hall", "push", "red"])
+        XCTAssertEqual(push.status, 1)
+        XCTAssertEqual(push.stderr, "ERR forbidden a view grant may not change a room\n"
+                       + "navsync: this token's grant does not allow that (a view grant may not change a room)\n")
+        XCTAssertEqual(try navsync(at + ["--room", "lobby", "get"]).stdout, "/red\n")
     }
 }

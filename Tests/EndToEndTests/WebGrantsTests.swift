@@ -98,6 +98,61 @@ final class WebGrantsTests: XCTestCase {
         XCTAssertEqual(try web.get("/rooms/main", headers: bearer(deskView)).status, 403)
     }
 
+    /// HTTP-API.md: a POST needs a control grant or `--anonymous control`;
+    /// with no credential where one is needed the answer is 401 with a
+    /// Bearer challenge (so a script or page knows to offer a token), and
+    /// 403 only for a token that was judged and does not allow the change.
+    func test_http_anonymousView_postWithoutToken_is401_withAViewToken403() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (daemon, _) = try daemon(dir, extra: ["--anonymous", "view"])
+        defer { daemon.stop() }
+        let body = #"{"op":"select","screen":"green"}"#
+        func post(_ extra: [(String, String)]) throws -> HTTPReply {
+            let web = try daemon.connect()
+            defer { web.close() }
+            web.sendRequest("POST", "/rooms/lobby", headers: [("Content-Type", "application/json")] + extra, body: body)
+            return try web.readReply()
+        }
+        let anonymous = try post([])
+        XCTAssertEqual(anonymous.status, 401)
+        XCTAssertEqual(anonymous.headers["www-authenticate"], #"Bearer realm="navsync""#)
+        XCTAssertEqual(anonymous.headers["connection"], "close")
+        XCTAssertTrue(anonymous.text.hasPrefix(#"{"error":"auth-required","message":"#), anonymous.text)
+        XCTAssertEqual(try post(bearer(screen)).status, 403, "a view token, judged: forbidden")
+        XCTAssertEqual(try post(bearer(presenter)).status, 200)
+        let stats = try { () throws -> [String] in
+            let c = try daemon.connect()
+            _ = try c.request("AUTH \(presenter)")
+            return try c.requestList("STATS")
+        }()
+        XCTAssertTrue(stats.contains("STAT auth_failures 0"), "no credential is no failure: \(stats)")
+    }
+
+    /// HTTP-API.md: a stream that loses its access gets `event: denied`
+    /// and the daemon closes it — for a revoked room too, which leaves a
+    /// line connection open (it may `JOIN`) but leaves a stream nothing.
+    func test_events_roomRevokedByAReload_deniedThenClosed() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (daemon, path) = try daemon(dir)
+        defer { daemon.stop() }
+        let stream = try daemon.connect()
+        stream.sendRequest("GET", "/rooms/hall/events", headers: bearer(deskControl))
+        let head = try stream.readReply(headOnly: true)
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.headers["content-type"], "text/event-stream")
+        XCTAssertEqual(try stream.readLines(5), ["retry: 2000", "", "id: 0", "event: state",
+                                                 #"data: {"room":"hall","rev":0,"route":"/red","stack":[{"screen":"red"}],"sheets":[]}"#])
+        XCTAssertEqual(try stream.readLine(), "")
+        try DaemonGrantsTests.grantsText
+            .replacingOccurrences(of: "control lobby,hall \(deskControl) desk", with: "control lobby \(deskControl) desk")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertNil(daemon.signal(SIGHUP, waitUpTo: 0))
+        XCTAssertEqual(try stream.readUntilClosed(),
+                       ["event: denied", #"data: {"error":"forbidden","message":"room revoked"}"#, ""])
+    }
+
     func test_webSocket_linesObeyTheGrant_andARevokedTokenCloses1008AfterTheLine() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -118,11 +118,20 @@ final class ConnectionDoorAPITests: XCTestCase {
         let viewer = try! DoorHarness()
         defer { viewer.tearDown() }
         viewer.hub.grant = Grant(role: .view, rooms: .every, name: "wall")
-        viewer.stream.peerSends(post(#"{"op":"pop"}"#))
+        viewer.stream.peerSends(post(#"{"op":"pop"}"#, headers: "Content-Type: application/json\r\nAuthorization: Bearer wall\r\n"))
         let refused = HTTPWire.responses(viewer.stream.takeWritten())
-        XCTAssertEqual(refused.map(\.status), [403])
+        XCTAssertEqual(refused.map(\.status), [403], "a view token, judged")
         XCTAssertTrue(refused.first?.bodyText.contains(#""error":"forbidden""#) ?? false)
         XCTAssertEqual(viewer.up, [])
+        // No token where the anonymous role is view: a credential is needed.
+        let anonymous = try! DoorHarness()
+        defer { anonymous.tearDown() }
+        anonymous.hub.grant = Grant(role: .view, rooms: .every, name: "anon")
+        anonymous.stream.peerSends(post(#"{"op":"pop"}"#))
+        let challenged = HTTPWire.responses(anonymous.stream.takeWritten())
+        XCTAssertEqual(challenged.map { [$0.status: $0.headers["connection"] ?? ""] }, [[401: "close"]])
+        XCTAssertTrue(challenged.first?.bodyText.contains(#""error":"auth-required""#) ?? false)
+        XCTAssertEqual(anonymous.up, [])
     }
 
     func test_post_badBody_is400_andTheConnectionStays() {

@@ -21,6 +21,17 @@ final class ServerSentEventsTests: XCTestCase {
         XCTAssertFalse(translator.holdsPartialLine)
     }
 
+    func test_translator_denied_onlyOnceAForbiddenLineIsWhole() {
+        var translator = ServerSentEvents.Translator(room: "hall")
+        _ = translator.events(from: Array("STATE 4 /red\nERR bad-args x\nERR forbidden room rev".utf8))
+        XCTAssertFalse(translator.denied, "other errors, and a forbidden line not yet whole, deny nothing")
+        _ = translator.events(from: Array("oked\n".utf8))
+        XCTAssertTrue(translator.denied)
+        var whole = ServerSentEvents.Translator(room: "hall")
+        _ = whole.events(from: output)
+        XCTAssertTrue(whole.denied)
+    }
+
     func test_translator_byteAtATime_givesTheSameEvents() {
         var translator = ServerSentEvents.Translator(room: "hall")
         var events: [UInt8] = []

@@ -216,7 +216,10 @@ final class WebDecisionAPIOrderTests: XCTestCase {
         XCTAssertEqual(status(judge(post("/rooms/bad!name", [evil], te: true), .missing)), 401, "credential before the name")
         XCTAssertEqual(status(judge(post("/rooms/bad!name", [evil]), .granted(hallOnly))), 403, "a list grant: forbidden first")
         XCTAssertEqual(status(judge(post("/rooms/bad!name", [evil]), .granted(control))), 400, "then the name")
-        XCTAssertEqual(status(judge(post("/rooms/hall", [evil]), .granted(viewer))), 403, "the grant's role")
+        XCTAssertEqual(status(judge(post("/rooms/hall", [evil, ("authorization", "Bearer v")]), .granted(viewer))), 403,
+                       "a token's grant's role")
+        XCTAssertEqual(status(judge(post("/rooms/bad!name", [evil]), .granted(viewer))), 401,
+                       "no token and an anonymous view role: a credential is needed, before the name")
         XCTAssertEqual(status(judge(post("/rooms/hall", [evil], te: true), .granted(control))), 403, "Origin before the length")
         XCTAssertEqual(status(judge(post("/rooms/hall", [], length: nil), .granted(control))), 411)
         XCTAssertEqual(status(judge(post("/rooms/hall", [], te: true), .granted(control))), 411, "Transfer-Encoding with a length")
