@@ -97,7 +97,8 @@ public struct Grant: Sendable, Equatable {
         case .none:
             return nil
         case .current:
-            return covers(room) ? nil : ProtocolError(.forbidden, "room \(room) is outside this connection's grant")
+            if covers(room) || Self.onlyWithdraws(verb, rest) { return nil }
+            return ProtocolError(.forbidden, "room \(room) is outside this connection's grant")
         case .named:
             guard case .only = rooms, !covers(rest) else { return nil }
             return ProtocolError(.forbidden, "that room is outside this connection's grant")
@@ -106,6 +107,19 @@ public struct Grant: Sendable, Equatable {
                 return ProtocolError(.forbidden, "\(verb.rawValue) needs a grant for every room")
             }
             return nil
+        }
+    }
+
+    /// `AT -` and `PRESENCE OFF` only take back what the connection itself
+    /// showed or followed: they read nothing of the room and change nothing
+    /// in it, so outside the grant (after a reload revoked the room, say)
+    /// they are answered, with revision 0 like every reply there, and a
+    /// client tidying up after `room revoked` is not told `forbidden`.
+    static func onlyWithdraws(_ verb: Verb, _ rest: Substring) -> Bool {
+        switch verb {
+        case .at: return rest == "-"
+        case .presence: return rest.uppercased() == "OFF"
+        default: return false
         }
     }
 

@@ -68,10 +68,13 @@ final class DaemonGrantsTests: XCTestCase {
         case .help: return Rule(needs: .anyRole, line: "HELP", multiLine: true)
         case .whoami: return Rule(needs: .nothing, line: "WHOAMI")
         case .name: return Rule(needs: .anyRole, line: "NAME ada")
-        case .at: return Rule(needs: .roleInRoom, line: "AT -")
+        // A position: `AT -` only withdraws one and is answered anywhere (its own test below).
+        case .at: return Rule(needs: .roleInRoom, line: "AT /red")
         case .who: return Rule(needs: .roleInRoom, line: "WHO", multiLine: true)
-        // OFF, so no live presence line follows the answer into the next case.
-        case .presence: return Rule(needs: .roleInRoom, line: "PRESENCE OFF")
+        // Each case has a connection of its own, so no live presence line
+        // follows the listing into the next; `PRESENCE OFF` is answered
+        // anywhere (its own test below).
+        case .presence: return Rule(needs: .roleInRoom, line: "PRESENCE", multiLine: true)
         }
     }
 
@@ -149,6 +152,29 @@ final class DaemonGrantsTests: XCTestCase {
             }
         }
         XCTAssertEqual(checked, Verb.allCases.count * 7)
+    }
+
+    func test_withdrawals_outsideTheGrant_areAnsweredWithRevisionZero() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (daemon, _) = try grantsDaemon(dir)
+        defer { daemon.stop() }
+        let presenter = try daemon.connect()
+        XCTAssertEqual(try presenter.request("AUTH \(Self.presenter)"), "OK 0")
+        XCTAssertEqual(try presenter.request("SELECT green"), "OK 1")
+        XCTAssertEqual(try presenter.requestList("PRESENCE"), ["END"])
+        // The desk starts in main, outside its grant: taking back a position
+        // or a presence it never had tells nothing (revision 0, main is at 1)
+        // and changes nothing the presenter, following main, would hear of.
+        let desk = try daemon.connect()
+        XCTAssertEqual(try desk.request("AUTH \(Self.deskControl)"), "OK 0")
+        XCTAssertEqual(try desk.request("AT -"), "OK 0")
+        XCTAssertEqual(try desk.request("presence off"), "OK 0")
+        XCTAssertEqual(try desk.request("AT /red"), "ERR forbidden room main is outside this connection's grant")
+        XCTAssertEqual(try desk.request("PRESENCE"), "ERR forbidden room main is outside this connection's grant")
+        XCTAssertEqual(try desk.request("AT - extra"), "ERR forbidden room main is outside this connection's grant")
+        XCTAssertTrue(presenter.staysQuiet(for: 0.5))
+        XCTAssertEqual(try presenter.requestList("WHO"), ["END"])
     }
 
     func test_viewersMalformedMutation_isForbiddenBeforeItsParseError() throws {

@@ -45,6 +45,18 @@ final class GrantTests: XCTestCase {
         }
     }
 
+    func test_grant_roomOutsideTheList_withdrawalsAreAnswered_positionsAndFollowingAreNot() {
+        for line in ["AT -", "at  -  ", "PRESENCE OFF", "presence off", "PRESENCE  Off"] {
+            XCTAssertEqual(code(line, controlLobby, in: "main"), "ok", line)
+        }
+        for line in ["AT /red", "AT - x", "AT", "PRESENCE", "PRESENCE OFF now", "PRESENCE ON", "WHO"] {
+            XCTAssertEqual(code(line, controlLobby, in: "main"), "forbidden", line)
+        }
+        // Before AUTH they need a role like every room command.
+        XCTAssertEqual(code("AT -", .unauthenticated), "auth-required")
+        XCTAssertEqual(code("PRESENCE OFF", .unauthenticated), "auth-required")
+    }
+
     func test_grant_join_judgesTheRoomAsWritten() {
         XCTAssertEqual(code("JOIN lobby", controlLobby), "ok")
         XCTAssertEqual(code("JOIN main", controlLobby), "forbidden")
