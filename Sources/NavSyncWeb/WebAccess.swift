@@ -79,6 +79,21 @@ public struct WebAccess: Sendable, Equatable {
         }
     }
 
+    /// Whether an `Authorization` header presents a credential of another
+    /// scheme than Bearer (`Basic ...`, or a bare token with no scheme). A
+    /// presented credential is always judged, so such a request is not
+    /// served as the anonymous role: it is answered 401, which names the
+    /// scheme this daemon takes. A blank header, and `Bearer` with nothing
+    /// after it (what a script sends with its token variable unset), count
+    /// as no credential.
+    public static func presentsUnusableCredential(_ authorization: String?) -> Bool {
+        guard let authorization else { return false }
+        let value = authorization.trimmingBlanks()
+        guard !value.isEmpty else { return false }
+        let scheme = value.prefix { $0 != " " && $0 != "\t" }
+        return scheme.lowercased() != "bearer"
+    }
+
     /// The token of `Authorization: Bearer <token>`, nil otherwise.
     public static func bearerToken(_ authorization: String?) -> String? {
         guard let authorization else { return nil }

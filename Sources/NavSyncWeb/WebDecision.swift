@@ -8,7 +8,8 @@ import NavSyncCore
 /// 2. `Host` not an IP literal, `localhost` or an allowed origin's host: 403.
 /// 3. Unknown path: 404. Known path, method it does not take: 405 with its
 ///    `Allow` (`POST` on `/rooms/NAME` only; `/rooms/NAME/events` is `GET` only).
-/// 4. `/metrics`, `/rooms`, `/rooms/...` without a grant: 401 (no token
+/// 4. `/metrics`, `/rooms`, `/rooms/...` without a grant: 401 (an
+///    `Authorization` header of another scheme than Bearer, or no token
 ///    and no anonymous role, or a `POST` with no token where the anonymous
 ///    role is below `control`) or a failed Bearer (`wrongToken`;
 ///    `invalidToken`, or `throttled` unchecked). On `/rooms/NAME/events`
@@ -74,7 +75,12 @@ public enum WebDecision: Equatable, Sendable {
         var grant = Grant.unauthenticated
         var token: String?
         if endpoint.needsToken {
-            token = WebAccess.bearerToken(head.header("authorization"))
+            let authorization = head.header("authorization")
+            if WebAccess.presentsUnusableCredential(authorization) {
+                return .refuse(status: 401, reason: "Authorization: Bearer <token> is the only credential taken",
+                               close: closeAfter)
+            }
+            token = WebAccess.bearerToken(authorization)
             if token == nil, case .roomEvents = endpoint { token = EventStreamRequest.token(inQuery: head.query) }
             switch credential(token) {
             case .missing: return .refuse(status: 401, reason: "Authorization: Bearer <token> needed", close: closeAfter)

@@ -87,11 +87,38 @@ final class WebDecisionTests: XCTestCase {
         let refused = WebDecision.refuse(status: 401, reason: "Authorization: Bearer <token> needed", close: false)
         XCTAssertEqual(judge(head("/metrics"), token: "s3cret"), refused)
         XCTAssertEqual(judge(head("/rooms/main", [("authorization", "Bearer wrong")]), token: "s3cret"), .wrongToken)
-        XCTAssertEqual(judge(head("/rooms/main", [("authorization", "Basic s3cret")]), token: "s3cret"), refused)
+        let unusable = WebDecision.refuse(status: 401, reason: "Authorization: Bearer <token> is the only credential taken",
+                                          close: false)
+        XCTAssertEqual(judge(head("/rooms/main", [("authorization", "Basic s3cret")]), token: "s3cret"), unusable)
+        XCTAssertEqual(judge(head("/rooms/main", [("authorization", "  ")]), token: "s3cret"), refused)
         XCTAssertEqual(judge(head("/metrics", [("authorization", "bearer s3cret")]), token: "s3cret"), .serve(.metrics))
         XCTAssertEqual(judge(head("/"), token: "s3cret"), .serve(.page))
         XCTAssertEqual(judge(head("/healthz"), token: "s3cret"), .serve(.health))
         XCTAssertEqual(judge(head("/metrics")), .serve(.metrics))
+    }
+
+    func testDecision_aCredentialOfAnotherScheme_is401_evenWhereAnonymousWouldDo() {
+        let unusable = WebDecision.refuse(status: 401, reason: "Authorization: Bearer <token> is the only credential taken",
+                                          close: false)
+        // No token configured: anonymous may do everything, yet a credential
+        // that was presented is judged, and these cannot be.
+        for value in ["Basic YWRhOnMzY3JldA==", "Token abc", "s3cret", " Basic\tx", "Bearer-ish abc"] {
+            XCTAssertEqual(judge(head("/rooms/main", [("authorization", value)])), unusable, value)
+        }
+        // Bearer with no token is a script's unset variable: no credential.
+        for value in ["Bearer", "Bearer   ", "bearer\t"] {
+            XCTAssertEqual(judge(head("/rooms/main", [("authorization", value)])), .serve(.room("main")), value)
+            XCTAssertEqual(judge(head("/rooms/main", [("authorization", value)]), token: "s3cret"),
+                           .refuse(status: 401, reason: "Authorization: Bearer <token> needed", close: false), value)
+        }
+        XCTAssertEqual(judge(head("POST", "/rooms/main", [("authorization", "Basic x")])),
+                       .refuse(status: 401, reason: "Authorization: Bearer <token> is the only credential taken", close: true))
+        // A blank header is no credential; paths that take none do not look.
+        XCTAssertEqual(judge(head("/rooms/main", [("authorization", "")])), .serve(.room("main")))
+        XCTAssertEqual(judge(head("/", [("authorization", "Basic x")])), .serve(.page))
+        XCTAssertEqual(judge(head("/healthz", [("authorization", "Basic x")])), .serve(.health))
+        XCTAssertEqual(WebAccess.bearerToken("Bearer  abc "), "abc")
+        XCTAssertFalse(WebAccess.presentsUnusableCredential(nil))
     }
 
     func testDecision_webSocketUpgrade() {

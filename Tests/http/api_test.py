@@ -298,6 +298,11 @@ def test_status_table():
         a = http("GET", "/rooms/hall", p)
         check("401 without a credential, with a Bearer challenge", a.status == 401 and "bearer" in a.headers["www-authenticate"].lower())
         check("401's body is the API's error", a.json()["error"] == "auth-required")
+        a = http("GET", "/rooms/hall", p, {"Authorization": "Basic b3BzOmN0bC1zZWNyZXQtdG9rZW4="})
+        check("401 auth-failed for a Basic credential, with a Bearer challenge",
+              a.status == 401 and a.json()["error"] == "auth-failed" and "bearer" in a.headers["www-authenticate"].lower())
+        a = http("GET", "/rooms/hall", p, {"Authorization": "Bearer"})
+        check("Bearer with no token is no credential: 401 auth-required", a.status == 401 and a.json()["error"] == "auth-required")
         a = http("GET", "/rooms/hall", p, bearer("view-secret-token"))
         check("200 and ETag on GET", a.status == 200 and a.headers["etag"] == '"0"' and a.json()["rev"] == 0)
         check("GET /rooms/NAME may be revalidated", a.headers["cache-control"] == "no-cache")
