@@ -543,7 +543,7 @@ final class HostileClientTests: XCTestCase {
         return value
     }
 
-    static func waitFor(timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
+    static func waitFor(timeout: TimeInterval = 20, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if condition() { return true }

@@ -19,7 +19,7 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
     private let extraArguments: [String]
 
     /// Starts Redis and waits (bounded) until it accepts connections.
-    public init(arguments: [String] = [], timeout: TimeInterval = 10) throws {
+    public init(arguments: [String] = [], timeout: TimeInterval = 20) throws {
         directory = NSTemporaryDirectory() + "navsync-redis-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         extraArguments = arguments
@@ -53,7 +53,7 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
     }
 
     /// Starts again on the same port and directory (so AOF is replayed).
-    public func restart(timeout: TimeInterval = 10) throws {
+    public func restart(timeout: TimeInterval = 20) throws {
         stop()
         try start(port: port, timeout: timeout)
     }
@@ -86,7 +86,7 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
 
     /// Runs `redis-cli` against this server and returns its output; one
     /// that has not finished in `timeout` seconds is killed and fails the test.
-    public func cli(_ arguments: [String], timeout: TimeInterval = 10,
+    public func cli(_ arguments: [String], timeout: TimeInterval = 20,
                     file: StaticString = #filePath, line: UInt = #line) throws -> String {
         try runProcess(try Self.binary("redis-cli"), ["-h", "127.0.0.1", "-p", String(port)] + arguments,
                        timeout: timeout, file: file, line: line).stdout
