@@ -103,7 +103,7 @@ final class BackplanePresenceHardeningTests: XCTestCase {
         try publish(fleet, lines)
         for daemon in fleet.daemons {
             let client = try daemon.connect()
-            XCTAssertEqual(try client.request("PING", timeout: 5), "PONG")
+            XCTAssertEqual(try client.request("PING", timeout: 20), "PONG")
             client.close()
             XCTAssertTrue(try waitUntil(timeout: 10) { try self.figure("presence_rejected", of: daemon) == "1" })
             XCTAssertEqual(try figure("members_total", of: daemon), "1", "none of the message's members was taken")

@@ -23,7 +23,7 @@ final class SoakTests: XCTestCase {
             let index = try swarm.connect(port: daemon.port)
             swarm.send(index, "JOIN \(rooms[w % rooms.count])\nWATCH\n")
         }
-        XCTAssertTrue(swarm.waitForAll(timeout: 10) { $1.count >= 2 }, "every watcher has its JOIN and WATCH snapshots")
+        XCTAssertTrue(swarm.waitForAll(timeout: 30) { $1.count >= 2 }, "every watcher has its JOIN and WATCH snapshots")
 
         let deadline = Date().addingTimeInterval(seconds)
         let sent = Hardening.Shared([String: Int]())
@@ -37,7 +37,7 @@ final class SoakTests: XCTestCase {
         for room in rooms {
             final[room] = Hardening.Observed(try checker.request("JOIN \(room)"))
         }
-        let caughtUp = swarm.waitForAll(timeout: 20) { index, lines in
+        let caughtUp = swarm.waitForAll(timeout: 60) { index, lines in
             guard let last = lines.last.flatMap(Hardening.Observed.init) else { return false }
             return last.revision >= final[rooms[index % rooms.count]]?.revision ?? 0
         }
@@ -102,7 +102,7 @@ final class SoakTests: XCTestCase {
         while Date() < deadline {
             n += 1
             let command = randomCommand(&random, rooms: rooms, lastRevision: lastRevision, tag: "\(actor)-\(n)")
-            guard let reply = try? client.request(command, timeout: 5) else { break }
+            guard let reply = try? client.request(command, timeout: 20) else { break }
             if let rev = Hardening.okRevision(reply) {
                 lastRevision = rev
             } else if let state = Hardening.Observed(reply) {
