@@ -106,5 +106,7 @@ final class StreamingProcess: @unchecked Sendable {  // output is guarded by loc
     deinit { stop() }
 }
 
-/// A TCP port nothing listens on (bound, then released).
-func closedPort() -> Int { RedisServerProcess.freeLoopbackPort() }
+/// A TCP port nothing listens on, held so for the rest of the test process
+/// (a released one could be given to another test's daemon meanwhile); a
+/// daemon started with `--listen 127.0.0.1:port` can still take it.
+func closedPort() -> Int { LoopbackPortReservation.heldClosedPort() }
