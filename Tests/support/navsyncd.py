@@ -14,7 +14,7 @@ import time
 LISTENING = r"listening on (?:tls://)?127\.0\.0\.1:(\d+)"
 
 
-def start_daemon(bin_dir, log_path, arguments, ready=LISTENING, timeout=10):
+def start_daemon(bin_dir, log_path, arguments, ready=LISTENING, timeout=20):
     """Runs `navsyncd ARGUMENTS` with its log in `log_path` and waits until
     the log shows it is ready. `ready` is a pattern whose first group is the
     port, or a function of the log's text that returns what it finds or
