@@ -72,7 +72,7 @@ final class HostileClientTests: XCTestCase {
         XCTAssertTrue(silent.allLines().allSatisfy(\.isEmpty), "the daemon never speaks first")
         // Half a second later they are still served.
         silent.sendToAll("GET\n")
-        XCTAssertTrue(silent.waitForAll(timeout: 10) { $1 == ["STATE 200 /blue:199"] }, "every silent client is answered")
+        XCTAssertTrue(silent.waitForAll(timeout: 30) { $1 == ["STATE 200 /blue:199"] }, "every silent client is answered")
         silent.close()
         withExtendedLifetime(client) {
             XCTAssertTrue(Self.waitFor { daemon.openFileCount == baseline + 1 }, "only the checker's socket remains")
@@ -132,13 +132,13 @@ final class HostileClientTests: XCTestCase {
         // The checker is accepted after every churned connection.
         let client = try daemon.connect()
         var connections: String?
-        XCTAssertTrue(Self.waitFor(timeout: 10) {
+        XCTAssertTrue(Self.waitFor(timeout: 30) {
             connections = try? Self.stat(client, "connections")
             return connections == "1"
         }, "only the checker is connected, STATS says \(connections ?? "nothing")")
         var after = -1
         withExtendedLifetime(client) {
-            XCTAssertTrue(Self.waitFor(timeout: 10) {
+            XCTAssertTrue(Self.waitFor(timeout: 30) {
                 after = daemon.openFileCount - 1
                 return after == before
             }, "daemon fds back to \(before) (plus the checker's) after \(cycles) cycles, have \(after)")
