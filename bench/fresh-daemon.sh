@@ -29,13 +29,16 @@ fi
 "$BIN/navsyncd" --listen 127.0.0.1:0 "${tls_flags[@]}" --state none --log-level info 2>"$work/daemon.log" &
 daemon=$!
 port=""
-for _ in $(seq 1 200); do
+tls_port=""
+# Until every listener asked for has its line (the TLS one may come a moment
+# after the plain one), at most 20 s of sleeps: a loaded machine is slow.
+for _ in $(seq 1 400); do
     port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/daemon.log" | head -1)
-    [ -n "$port" ] && break
+    tls_port=$(sed -n 's/.*listening on tls:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/daemon.log" | head -1)
+    [ -n "$port" ] && { [ "${FRESH_DAEMON_TLS:-}" != 1 ] || [ -n "$tls_port" ]; } && break
     sleep 0.05
 done
 [ -n "$port" ] || { echo "$1: navsyncd did not start"; cat "$work/daemon.log"; exit 1; }
 if [ "${FRESH_DAEMON_TLS:-}" = 1 ]; then
-    tls_port=$(sed -n 's/.*listening on tls:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/daemon.log" | head -1)
     [ -n "$tls_port" ] || { echo "$1: navsyncd has no TLS listener"; cat "$work/daemon.log"; exit 1; }
 fi

@@ -19,7 +19,7 @@ public struct RunResult: Sendable {
 /// Runs a binary to completion with a bounded wait, capturing its output.
 /// One still running after `timeout` is killed and fails the current test.
 public func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
-                       timeout: TimeInterval = 10, file: StaticString = #filePath, line: UInt = #line) throws -> RunResult {
+                       timeout: TimeInterval = 20, file: StaticString = #filePath, line: UInt = #line) throws -> RunResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments

@@ -29,7 +29,7 @@ final class BackplaneAuthTests: XCTestCase {
         XCTAssertEqual(try client.request("SELECT green"), "OK 1")
         // A reconnect authenticates again.
         try redis.restart()
-        XCTAssertTrue(try waitUntil(timeout: 15) { try client.request("PUSH blue").hasPrefix("OK 2") }, daemon.log)
+        XCTAssertTrue(try waitUntil(timeout: 30) { try client.request("PUSH blue").hasPrefix("OK 2") }, daemon.log)
         XCTAssertEqual(try client.request("GET"), "STATE 2 /green/blue")
         XCTAssertFalse(daemon.log.contains(Self.password), daemon.log)
     }
@@ -48,7 +48,7 @@ final class BackplaneAuthTests: XCTestCase {
         let watcher = try b.connect()
         XCTAssertEqual(try watcher.request("WATCH"), "STATE 0 /red")
         XCTAssertEqual(try a.connect().request("SELECT blue"), "OK 1")
-        XCTAssertEqual(try watcher.readLine(timeout: 10), "EVENT 1 select /blue")
+        XCTAssertEqual(try watcher.readLine(timeout: 20), "EVENT 1 select /blue")
     }
 
     func test_backplaneAuth_refusedOrMissing_exitsOneNamingTheCause_withoutTheSecret() throws {

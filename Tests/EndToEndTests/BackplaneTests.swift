@@ -157,7 +157,8 @@ final class BackplaneTests: XCTestCase {
         daemons[0].signal(SIGKILL)
         XCTAssertEqual(try navsync(["--connect", "127.0.0.1:\(daemons[1].port)", "push", "blue"]).stdout, "2\n")
         // Whether the watch resumed before or after the change, revision 2 reaches it through the other daemon.
-        XCTAssertTrue(waitUntil(timeout: 10) {
+        // The watch reconnects to the next address after a backoff: 30 s, not 10.
+        XCTAssertTrue(waitUntil(timeout: 30) {
             watch.lines.contains("2 push /red/green/blue") || watch.lines.contains("2 state /red/green/blue")
         }, watch.stdout + watch.stderr)
         let bad = try navsync(["--connect", "127.0.0.1:1,,127.0.0.1:2", "get"])
@@ -254,8 +255,8 @@ final class BackplaneTests: XCTestCase {
         for _ in 0..<3 { _ = try writer.request("PUSH green") }
         XCTAssertEqual(try watcher.readLines(3).compactMap(revision), [1, 2, 3])
         _ = try redis.cli(["FLUSHALL"])
-        XCTAssertEqual(try watcher.readLine(timeout: 10), "STATE 0 /red", "a resync to the emptied store")
-        XCTAssertTrue(try waitUntil(timeout: 10) { try writer.request("PUSH blue").hasPrefix("OK 1") })
+        XCTAssertEqual(try watcher.readLine(timeout: 30), "STATE 0 /red", "a resync to the emptied store")
+        XCTAssertTrue(try waitUntil(timeout: 30) { try writer.request("PUSH blue").hasPrefix("OK 1") })
         XCTAssertEqual(try watcher.readLine(), "EVENT 1 push /red/blue")
     }
 

@@ -46,7 +46,7 @@ final class CLIPresenceTests: XCTestCase {
         defer { badUser.stop() }
         badUser.waitForLines(1)
         var who = ""
-        XCTAssertTrue(waitUntil(timeout: 10) {
+        XCTAssertTrue(waitUntil(timeout: 20) {
             who = (try? navsync(["--connect", address, "who"]).stdout) ?? ""
             return who.split(separator: "\n").count == 3
         }, who)

@@ -124,7 +124,7 @@ final class CLIScriptingTests: XCTestCase {
     func test_neverConnected_watchAndOneShot_sayCannotConnect_exitOne() throws {
         let port = closedPort()
         for command in [["watch"], ["get"], ["raw", "GET"]] {
-            let result = try navsync(["--connect", "127.0.0.1:\(port)"] + command, timeout: 10)
+            let result = try navsync(["--connect", "127.0.0.1:\(port)"] + command)
             XCTAssertEqual(result.status, 1, "\(command): \(result.stderr)")
             XCTAssertEqual(result.stdout, "")
             XCTAssertTrue(result.stderr.contains("cannot connect to 127.0.0.1:\(port)"), "\(command): \(result.stderr)")

@@ -35,9 +35,11 @@ final class CLIWatchTests: XCTestCase {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let statePath = directory.file("state.json")
-        var daemon = try DaemonProcess(state: statePath)
+        // Restarted on the same port below: held for the run (closedPort), so
+        // no daemon of a test beside this one is given it while this one is away.
+        let port = closedPort()
+        var daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:\(port)"], state: statePath)
         defer { daemon.stop() }
-        let port = daemon.port
         let watch = try StreamingProcess(Binaries.client, ["--connect", "127.0.0.1:\(port)", "watch"])
         defer { watch.stop() }
         XCTAssertEqual(watch.waitForLines(1), ["0 state /red"])
@@ -62,9 +64,11 @@ final class CLIWatchTests: XCTestCase {
     }
 
     func test_watch_resyncedAfterARestartThatLostTheRevision_printsTheStateAgain() throws {
-        var daemon = try DaemonProcess(state: "none")
+        // Restarted on the same port below: held for the run (closedPort), so
+        // no daemon of a test beside this one is given it while this one is away.
+        let port = closedPort()
+        var daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:\(port)"], state: "none")
         defer { daemon.stop() }
-        let port = daemon.port
         let watch = try StreamingProcess(Binaries.client, ["--connect", "127.0.0.1:\(port)", "watch"])
         defer { watch.stop() }
         XCTAssertEqual(watch.waitForLines(1), ["0 state /red"], "watching before the change is made")

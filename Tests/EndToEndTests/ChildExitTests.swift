@@ -49,7 +49,7 @@ final class ChildExitTests: XCTestCase {
         failing.executableURL = URL(fileURLWithPath: "/bin/sh")
         failing.arguments = ["-c", "exit 3"]
         try failing.run()
-        XCTAssertEqual(ChildExit.wait(failing, seconds: 5)?.shellStatus, 3)
+        XCTAssertEqual(ChildExit.wait(failing, seconds: 20)?.shellStatus, 3)
     }
 
     func test_waitOrKill_childPastItsDeadline_isKilled_andFailsTheTest() throws {
@@ -66,7 +66,7 @@ final class ChildExitTests: XCTestCase {
         quick.executableURL = URL(fileURLWithPath: "/bin/sh")
         quick.arguments = ["-c", "exit 4"]
         try quick.run()
-        let (ending, failed) = failures { ChildExit.waitOrKill(quick, seconds: 5, what: "sh") }
+        let (ending, failed) = failures { ChildExit.waitOrKill(quick, seconds: 20, what: "sh") }
         XCTAssertEqual(ending, ChildExit.Ending(status: 4, bySignal: false))
         XCTAssertEqual(failed, [])
     }

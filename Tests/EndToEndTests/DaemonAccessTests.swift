@@ -42,15 +42,13 @@ final class DaemonAccessTests: XCTestCase {
         let client = try LineClient(unixPath: socketPath)
         XCTAssertEqual(try client.request("PING"), "PONG")
 
-        let second = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--unix", socketPath, "--state", "none"],
-                                    timeout: 5)
+        let second = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--unix", socketPath, "--state", "none"])
         XCTAssertEqual(second.status, 1, second.stderr)
         XCTAssertTrue(second.stderr.contains(socketPath), second.stderr)
         XCTAssertEqual(try client.request("PING again"), "PONG again", "the live daemon keeps its socket")
 
         let plainFile = try dir.write("not-a-socket", "precious\n")
-        let third = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--unix", plainFile, "--state", "none"],
-                                   timeout: 5)
+        let third = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--unix", plainFile, "--state", "none"])
         XCTAssertEqual(third.status, 1, third.stderr)
         XCTAssertTrue(third.stderr.contains("\(plainFile) exists and is not a socket"), third.stderr)
         XCTAssertEqual(try String(contentsOfFile: plainFile, encoding: .utf8), "precious\n")
@@ -132,8 +130,7 @@ final class DaemonAccessTests: XCTestCase {
         defer { dir.remove() }
         let empty = try dir.write("empty", "\n")
         for path in [dir.file("absent"), empty] {
-            let result = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--state", "none", "--token-file", path],
-                                        timeout: 5)
+            let result = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--state", "none", "--token-file", path])
             XCTAssertEqual(result.status, 1, result.stderr)
             XCTAssertTrue(result.stderr.contains(path), result.stderr)
         }

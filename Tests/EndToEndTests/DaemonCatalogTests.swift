@@ -114,16 +114,14 @@ final class DaemonCatalogTests: XCTestCase {
         ]
         for (name, json, mentions) in cases {
             let path = try dir.write("\(name).json", json)
-            let result = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--state", "none", "--screens", path],
-                                        timeout: 5)
+            let result = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--state", "none", "--screens", path])
             XCTAssertEqual(result.status, 1, "\(name): \(result.stderr)")
             XCTAssertTrue(result.stderr.contains(path), "\(name) does not name the file: \(result.stderr)")
             XCTAssertTrue(result.stderr.contains(mentions), "\(name) does not say what: \(result.stderr)")
             XCTAssertFalse(result.stderr.contains("listening on"), name)
         }
         let missing = dir.file("absent.json")
-        let result = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--state", "none", "--screens", missing],
-                                    timeout: 5)
+        let result = try runProcess(Binaries.daemon, ["--listen", "127.0.0.1:0", "--state", "none", "--screens", missing])
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertTrue(result.stderr.contains(missing), result.stderr)
     }

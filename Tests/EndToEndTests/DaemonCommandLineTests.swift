@@ -6,7 +6,7 @@ import XCTest
 final class DaemonCommandLineTests: XCTestCase {
     /// Runs the daemon with arguments that must make it exit at once.
     private func run(_ arguments: [String]) throws -> RunResult {
-        try runProcess(Binaries.daemon, arguments, timeout: 5)
+        try runProcess(Binaries.daemon, arguments)
     }
 
     private func nonEmptyLines(_ text: String) -> [Substring] {

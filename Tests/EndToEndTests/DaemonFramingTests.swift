@@ -55,7 +55,7 @@ final class DaemonFramingTests: XCTestCase {
             client.sendBytes(Array(script.utf8), timeout: 30)
         }.start()
         for i in 0..<count {
-            let line = try client.readLine(timeout: 10)
+            let line = try client.readLine(timeout: 20)
             guard line == "PONG \(i)" else {
                 XCTFail("reply \(i) is \(line)")
                 break

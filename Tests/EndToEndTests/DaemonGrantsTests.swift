@@ -297,7 +297,7 @@ final class DaemonGrantsTests: XCTestCase {
             (["--listen", "127.0.0.1:0", "--listen", "[::]:0"], "--anonymous control on purpose"),
         ]
         for (arguments, message) in cases {
-            let result = try runProcess(Binaries.daemon, arguments + ["--state", "none"], timeout: 5)
+            let result = try runProcess(Binaries.daemon, arguments + ["--state", "none"])
             XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
             XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }
@@ -310,7 +310,7 @@ final class DaemonGrantsTests: XCTestCase {
         let short = try dir.write("short", "# x\nview * abc\n")
         let malformed = try dir.write("malformed", "view\n")
         for (path, where_) in [(repeated, ":2: "), (short, ":2: "), (malformed, ":1: "), (dir.file("absent"), ": no such file")] {
-            let result = try runProcess(Binaries.daemon, ["--tokens", path, "--listen", "127.0.0.1:0", "--state", "none"], timeout: 5)
+            let result = try runProcess(Binaries.daemon, ["--tokens", path, "--listen", "127.0.0.1:0", "--state", "none"])
             XCTAssertEqual(result.status, 1, result.stderr)
             XCTAssertTrue(result.stderr.contains(path + where_), result.stderr)
             XCTAssertFalse(result.stderr.contains(Self.presenter), result.stderr)

@@ -95,7 +95,7 @@ final class DaemonHostileInputTests: XCTestCase {
             client.send("\nPING alive \(seed)\n")
             var replies = 0
             while true {
-                let line = try client.readLine(timeout: 10)
+                let line = try client.readLine(timeout: 20)
                 if line == "PONG alive \(seed)" { break }
                 replies += 1
                 XCTAssertTrue(line.hasPrefix("ERR ") || line.hasPrefix("OK ") || line.hasPrefix("STATE ")

@@ -221,7 +221,9 @@ final class DaemonPersistenceTests: XCTestCase {
         defer { daemon.stop() }
         let client = try daemon.connect()
         XCTAssertEqual(try client.request("PING"), "PONG")
-        XCTAssertEqual(daemon.signal(SIGINT, waitUpTo: 1.0), 0)
+        // A bound on the wait, not a measure of speed: the one-second stop is
+        // SignalsAndFilesTests' (with room); a loaded machine stretches this one.
+        XCTAssertEqual(daemon.signal(SIGINT), 0)
         XCTAssertEqual(try client.readUntilClosed(), ["BYE"])
     }
 

@@ -17,7 +17,7 @@ final class DaemonResumeTests: XCTestCase {
     private func read(_ client: LineClient, through target: UInt64) throws -> [String] {
         var lines: [String] = []
         while lines.last.flatMap(revision) != target {
-            lines.append(try client.readLine(timeout: 10))
+            lines.append(try client.readLine(timeout: 20))
         }
         return lines
     }
@@ -47,7 +47,7 @@ final class DaemonResumeTests: XCTestCase {
                                "the daemon holds the last 1024 changes")
             }
             for _ in 0..<(40 + round * 30) {
-                let line = try watcher.readLine(timeout: 10)
+                let line = try watcher.readLine(timeout: 20)
                 guard line.hasPrefix("EVENT "), let rev = revision(line) else { return XCTFail("unexpected \(line)") }
                 seen.append(rev)
                 last = rev

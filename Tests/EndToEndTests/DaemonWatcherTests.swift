@@ -255,7 +255,7 @@ final class DaemonWatcherTests: XCTestCase {
         var pongs: [String] = []
         let deadline = Date().addingTimeInterval(20)
         while (resyncLine == nil || pongs.count < 2) && Date() < deadline {
-            let line = try slow.readLine(timeout: 10)
+            let line = try slow.readLine(timeout: 20)
             if let event = Event(line) {
                 XCTAssertNil(resyncLine, "an event after the resync but before any new change: \(line.prefix(40))")
                 XCTAssertEqual(event.revision, lastEvent + 1, "events before the resync are gap-free")

@@ -41,7 +41,9 @@ final class HostileClientTests: XCTestCase {
         latencies.sort()
 
         for (i, fd) in slow.enumerated() {
-            let lines = try Self.readLines(fd, count: 2, timeout: trickleSeconds + 5)
+            // The trickle's pace is its sleeps plus whatever a loaded machine
+            // adds to each of its 700 turns: a generous bound, not its ideal time.
+            let lines = try Self.readLines(fd, count: 2, timeout: trickleSeconds + 60)
             XCTAssertEqual(lines, ["STATE 0 /red", "OK 1"], "slow client \(i) is answered once its lines complete")
         }
         XCTAssertEqual(try client.request("JOIN slow7"), "STATE 1 /red/blue:slowly%207")
@@ -70,7 +72,7 @@ final class HostileClientTests: XCTestCase {
         XCTAssertTrue(silent.allLines().allSatisfy(\.isEmpty), "the daemon never speaks first")
         // Half a second later they are still served.
         silent.sendToAll("GET\n")
-        XCTAssertTrue(silent.waitForAll(timeout: 10) { $1 == ["STATE 200 /blue:199"] }, "every silent client is answered")
+        XCTAssertTrue(silent.waitForAll(timeout: 30) { $1 == ["STATE 200 /blue:199"] }, "every silent client is answered")
         silent.close()
         withExtendedLifetime(client) {
             XCTAssertTrue(Self.waitFor { daemon.openFileCount == baseline + 1 }, "only the checker's socket remains")
@@ -102,7 +104,7 @@ final class HostileClientTests: XCTestCase {
                 case 1: Hardening.resetAndClose(fd)                         // with a reset
                 case 2:                                                     // after a reply
                     Hardening.sendAll(fd, Array("PING \(i)\n".utf8))
-                    _ = try? Self.readLines(fd, count: 1, timeout: 5)
+                    _ = try? Self.readLines(fd, count: 1, timeout: 20)
                     close(fd)
                 case 3:                                                     // mid-line
                     Hardening.sendAll(fd, Array("PUSH bl".utf8))
@@ -112,12 +114,12 @@ final class HostileClientTests: XCTestCase {
                     Hardening.resetAndClose(fd)
                 case 5:                                                     // QUIT, then wait for the close
                     Hardening.sendAll(fd, Array("QUIT\n".utf8))
-                    _ = try? Self.readLines(fd, count: 1, timeout: 5)
+                    _ = try? Self.readLines(fd, count: 1, timeout: 20)
                     close(fd)
                 case 6:                                                     // half-close after a change
                     Hardening.sendAll(fd, Array("JOIN churn\(Int.random(in: 0..<4, using: &random))\nPUSH green\nPOP\n".utf8))
                     shutdown(fd, Int32(SHUT_WR))
-                    _ = try? Self.readLines(fd, count: 3, timeout: 5)
+                    _ = try? Self.readLines(fd, count: 3, timeout: 20)
                     close(fd)
                 default:                                                    // pipelined junk, then reset
                     Hardening.sendAll(fd, Array("GET\nFROB\n\u{1}\u{FF}\n".utf8) + [0xC3, 0x28, 10])
@@ -130,13 +132,13 @@ final class HostileClientTests: XCTestCase {
         // The checker is accepted after every churned connection.
         let client = try daemon.connect()
         var connections: String?
-        XCTAssertTrue(Self.waitFor(timeout: 10) {
+        XCTAssertTrue(Self.waitFor(timeout: 30) {
             connections = try? Self.stat(client, "connections")
             return connections == "1"
         }, "only the checker is connected, STATS says \(connections ?? "nothing")")
         var after = -1
         withExtendedLifetime(client) {
-            XCTAssertTrue(Self.waitFor(timeout: 10) {
+            XCTAssertTrue(Self.waitFor(timeout: 30) {
                 after = daemon.openFileCount - 1
                 return after == before
             }, "daemon fds back to \(before) (plus the checker's) after \(cycles) cycles, have \(after)")
@@ -183,7 +185,7 @@ final class HostileClientTests: XCTestCase {
         for _ in 0..<5 { readers.send(try readers.connect(port: daemon.port), "WATCH\n") }
         readers.startReading()
         defer { readers.close() }
-        XCTAssertTrue(readers.waitForAll(timeout: 5) { $1 == ["STATE 0 /red"] })
+        XCTAssertTrue(readers.waitForAll(timeout: 20) { $1 == ["STATE 0 /red"] })
         usleep(100_000)
         let baselineKiB = daemon.residentKiB
 
@@ -224,7 +226,13 @@ final class HostileClientTests: XCTestCase {
         }
 
         // Now the stuck watcher reads: a resync STATE, and it ends current.
-        let late = try Self.readUntilQuiet(stuck, quiet: 0.5, limit: 30)
+        // Read until the last revision arrives (a pause of the daemon's on a
+        // loaded machine once ended a read-until-quiet early), then a quiet
+        // half second in which nothing more may come.
+        var late = try Self.readLines(stuck, limit: 60) { lines in
+            lines.last.flatMap(Hardening.Observed.init)?.revision == UInt64(events)
+        }
+        late += try Self.readUntilQuiet(stuck, quiet: 0.5, limit: 5)
         let states = late.filter { $0.hasPrefix("STATE ") }
         XCTAssertEqual(late.first, "STATE 0 /red")
         XCTAssertGreaterThanOrEqual(states.count, 2, "a resync STATE follows the dropped events")
@@ -277,9 +285,17 @@ final class HostileClientTests: XCTestCase {
         var lines = 0
         var tail: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        // Until every command is answered (bounded), then a quiet while in
+        // which no extra reply may come. Ending at the first second without
+        // data was a race: a loaded machine pauses the daemon that long.
+        let deadline = Date().addingTimeInterval(60)
         while true {
+            let answered = lines >= commands
+            guard answered || Date() < deadline else { break }
             var pfd = pollfd(fd: hog, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 1000) > 0 else { break }
+            guard poll(&pfd, 1, answered ? 300 : 1000) > 0 else {
+                if answered { break } else { continue }
+            }
             let n = chunk.withUnsafeMutableBytes { recv(hog, $0.baseAddress, $0.count, 0) }
             guard n > 0 else { break }
             for i in 0..<n where chunk[i] == 10 { lines += 1 }
@@ -331,14 +347,17 @@ final class HostileClientTests: XCTestCase {
             XCTAssertEqual(try client.request("PING"), "PONG")
             latencies.append(Date().timeIntervalSince(start) * 1000)
         }
+        // Served too: a count of replies, however long a loaded machine takes
+        // to reach it (a count within the 2.3 s window was a speed check).
+        let served = Self.waitFor(timeout: 60) { replies.current > 10_000 }
         stop.withLock { $0 = true }
         shutdown(blaster, Int32(SHUT_RDWR))
         latencies.sort()
         let median = latencies[latencies.count / 2]
-        print("full-speed pipeliner: \(replies.current) replies to it in ~2.3 s; meanwhile \(latencies.count) PINGs,",
+        print("full-speed pipeliner: \(replies.current) replies to it; meanwhile \(latencies.count) PINGs,",
               "median \(String(format: "%.2f", median)) ms, p99 \(String(format: "%.2f", latencies[latencies.count * 99 / 100])) ms,",
               "max \(String(format: "%.2f", latencies.last!)) ms")
-        XCTAssertGreaterThan(replies.current, 10_000, "the pipeliner is served too")
+        XCTAssertTrue(served, "the pipeliner is served too: \(replies.current) replies")
     }
 
     // MARK: - Limits on clients and tokens
@@ -352,19 +371,19 @@ final class HostileClientTests: XCTestCase {
         admitted.startReading()
         defer { admitted.close() }
         admitted.sendToAll("PING in\n")
-        XCTAssertTrue(admitted.waitForAll(timeout: 5) { $1 == ["PONG in"] })
+        XCTAssertTrue(admitted.waitForAll(timeout: 20) { $1 == ["PONG in"] })
 
         let flood = Hardening.Swarm()
         for _ in 0..<500 { try flood.connect(port: daemon.port) }
         flood.startReading()
-        XCTAssertTrue(flood.waitForAll(timeout: 10) { i, lines in flood.isClosed(i) && lines.count == 1 },
+        XCTAssertTrue(flood.waitForAll(timeout: 30) { i, lines in flood.isClosed(i) && lines.count == 1 },
                       "every connection over the limit is answered and closed")
         let busy = flood.allLines().filter { $0.first?.hasPrefix("ERR busy ") == true }.count
         XCTAssertEqual(busy, 500)
         flood.close()
 
         admitted.sendToAll("PING still\n")
-        XCTAssertTrue(admitted.waitForAll(timeout: 5) { $1 == ["PONG in", "PONG still"] }, "the admitted 50 are unaffected")
+        XCTAssertTrue(admitted.waitForAll(timeout: 20) { $1 == ["PONG in", "PONG still"] }, "the admitted 50 are unaffected")
         admitted.close()
         XCTAssertTrue(Self.waitFor { daemon.openFileCount == baseline }, "no descriptor left behind")
         let again = try daemon.connect()
@@ -389,7 +408,7 @@ final class HostileClientTests: XCTestCase {
             guessers.send(index, (0..<(i % 2 == 0 ? 3 : 1000)).map { "AUTH guess\($0)\n" }.joined() + "AUTH s3cret\nGET\n")
         }
         guessers.startReading()
-        let closedAfterThree = guessers.waitForAll(timeout: 15) { i, lines in
+        let closedAfterThree = guessers.waitForAll(timeout: 30) { i, lines in
             guessers.isClosed(i) && lines.count == 3
         }
         XCTAssertTrue(closedAfterThree, "each guesser gets three auth-failed and is closed")
@@ -543,7 +562,7 @@ final class HostileClientTests: XCTestCase {
         return value
     }
 
-    static func waitFor(timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
+    static func waitFor(timeout: TimeInterval = 20, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if condition() { return true }
@@ -571,6 +590,27 @@ final class HostileClientTests: XCTestCase {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             guard n > 0 else { throw Hardening.Failure("closed after \(lines) waiting for \(count) lines") }
             buffer.append(contentsOf: chunk[..<n])
+        }
+        return lines
+    }
+
+    /// Reads whole lines from a raw socket until `done` holds for them, the
+    /// peer closes, or `limit` passes (the caller checks what it got).
+    static func readLines(_ fd: Int32, limit: TimeInterval, until done: ([String]) -> Bool) throws -> [String] {
+        var data: [UInt8] = []
+        var lines: [String] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let deadline = Date().addingTimeInterval(limit)
+        while !done(lines), Date() < deadline {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 100) > 0 else { continue }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { break }
+            data.append(contentsOf: chunk[..<n])
+            while let newline = data.firstIndex(of: 10) {
+                lines.append(String(decoding: data[..<newline], as: UTF8.self))
+                data.removeSubrange(...newline)
+            }
         }
         return lines
     }

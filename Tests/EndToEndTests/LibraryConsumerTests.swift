@@ -79,10 +79,8 @@ final class LibraryConsumerTests: XCTestCase {
         XCTAssertEqual(wrongCatalog.status, 1)
         XCTAssertTrue(wrongCatalog.stderr.contains("it shows red") && wrongCatalog.stderr.contains("--screens Clients/netcat/abc-screens.json"),
                       wrongCatalog.stderr)
-        let probe = try DaemonProcess(state: "none")
-        let closedPort = probe.port
-        probe.stop()
-        let nobody = try runProcess(scratch + "/debug/ABCRouter", ["--connect", "127.0.0.1:\(closedPort)"], timeout: 30)
+        let refusing = closedPort()
+        let nobody = try runProcess(scratch + "/debug/ABCRouter", ["--connect", "127.0.0.1:\(refusing)"], timeout: 30)
         XCTAssertEqual(nobody.status, 1)
         XCTAssertTrue(nobody.stderr.contains("connection refused"), nobody.stderr)
         XCTAssertFalse(nobody.stderr.contains("disconnected"), "no Swift case names: \(nobody.stderr)")

@@ -31,7 +31,7 @@ final class LiveChildrenTests: XCTestCase {
         guard listed == ours else { return XCTFail("listed \(listed), expected only \(ours): an earlier test's child is still running") }
         LiveChildren.killAll()
         for child in children {
-            XCTAssertEqual(ChildExit.wait(child, seconds: 5), ChildExit.Ending(status: SIGKILL, bySignal: true))
+            XCTAssertEqual(ChildExit.wait(child, seconds: 20), ChildExit.Ending(status: SIGKILL, bySignal: true))
         }
         XCTAssertEqual(LiveChildren.pids, [])
     }

@@ -53,7 +53,7 @@ final class SignalsAndFilesTests: XCTestCase {
                     progress.withLock { $0[w].sent += routes }
                     client.send(routes.map { "OPEN \($0)\n" }.joined())
                     for _ in routes {
-                        guard let reply = try? client.readLine(timeout: 3) else { return }
+                        guard let reply = try? client.readLine(timeout: 20) else { return }
                         if let rev = Hardening.okRevision(reply) {
                             progress.withLock { $0[w].lastOK = rev }
                         } else if reply == "BYE" {
@@ -64,13 +64,23 @@ final class SignalsAndFilesTests: XCTestCase {
                 }
             }.start()
         }
-        usleep(600_000)
+        // Every writer acknowledged at least once (they go on writing, so
+        // changes are still in flight when the signal comes). A fixed sleep
+        // here was a race: twenty threads connecting beside 980 other clients
+        // on a loaded machine did not always have an OK each within 0.6 s.
+        XCTAssertTrue(waitUntil(timeout: 30) { progress.current.allSatisfy { $0.lastOK > 0 } },
+                      "writers without an acknowledged change: \(progress.current.indices.filter { progress.current[$0].lastOK == 0 })")
         let acknowledgedBefore = progress.current.map(\.lastOK).reduce(0, +)
         let sent = Date()
-        let status = daemon.signal(SIGTERM, waitUpTo: 5)
+        let status = daemon.signal(SIGTERM, waitUpTo: Hardening.sanitized ? 60 : 20)
         let exitSeconds = Date().timeIntervalSince(sent)
         XCTAssertEqual(status, 0, "SIGTERM is a clean stop")
-        XCTAssertLessThan(exitSeconds, 2, "the daemon stops within about a second")
+        // The contract's one-second stop (docs/HARDENING.md, "Timing in
+        // tests"), with room to spare; an ASan daemon's exit walks its whole
+        // heap for leaks first, which says nothing about ours.
+        if !Hardening.sanitized {
+            XCTAssertLessThan(exitSeconds, 2, "the daemon stops within about a second")
+        }
         stopAt.withLock { $0 = true }
         XCTAssertEqual(group.wait(timeout: .now() + 10), .success)
         usleep(100_000)

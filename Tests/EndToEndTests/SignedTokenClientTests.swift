@@ -30,8 +30,11 @@ final class SignedTokenClientTests: XCTestCase {
         XCTAssertTrue(get.stderr.contains("ERR auth-failed token expired"), get.stderr)
         XCTAssertEqual(get.stdout, "")
 
-        let soon = try dir.write("soon", key.endingSoon(in: 2) + "\n")
-        let watch = try runProcess(Binaries.client, ["--connect", address, "--token-file", soon, "watch"], timeout: 20)
+        // Its seconds count from now, and the client process must start and
+        // authenticate within them (a late AUTH is refused as auth-failed and
+        // prints no state): eight, not two.
+        let soon = try dir.write("soon", key.endingSoon(in: 8) + "\n")
+        let watch = try runProcess(Binaries.client, ["--connect", address, "--token-file", soon, "watch"], timeout: 30)
         XCTAssertEqual(watch.status, 1, watch.stderr)
         XCTAssertEqual(watch.stdout, "0 state /red\n")
         XCTAssertTrue(watch.stderr.contains("ERR forbidden token expired"), watch.stderr)
@@ -44,7 +47,10 @@ final class SignedTokenClientTests: XCTestCase {
         let daemon = try daemon(dir)
         defer { daemon.stop() }
         let address = "127.0.0.1:\(daemon.port)"
-        let firstExpiry = Int(SignedTokenMinter.now) - 28
+        // The first token holds for 8 s: start() and both renewals must reach
+        // the daemon within them on a loaded machine; the renewed one for 16 s,
+        // so that the check just past the first end comes well before it.
+        let firstExpiry = Int(SignedTokenMinter.now) - 22
         let screen = SharedNavigation<NavEntry>(
             connect: address, token: key.token(payload: "{\"role\":\"view\",\"rooms\":\"*\",\"exp\":\(firstExpiry)}"))
         XCTAssertNil(screen.tokenExpiry)
@@ -59,7 +65,7 @@ final class SignedTokenClientTests: XCTestCase {
             XCTAssertEqual(code, "auth-failed")
             XCTAssertEqual(message, "token expired")
         }
-        let renewedExpiry = Int(SignedTokenMinter.now) - 24
+        let renewedExpiry = Int(SignedTokenMinter.now) - 14
         try await screen.renew(token: key.token(payload: "{\"role\":\"view\",\"rooms\":\"*\",\"exp\":\(renewedExpiry)}"))
         await eventually("the new expiry is shown") {
             screen.tokenExpiry == Date(timeIntervalSince1970: TimeInterval(renewedExpiry))
@@ -69,7 +75,7 @@ final class SignedTokenClientTests: XCTestCase {
         while SignedTokenMinter.now < firstEnd { try await Task.sleep(nanoseconds: 100_000_000) }
         XCTAssertEqual(screen.connection, .connected)
         // ...until the renewed one ends too: then it fails and does not retry.
-        await eventually("the object failed on expiry", seconds: 15) {
+        await eventually("the object failed on expiry", seconds: 30) {
             if case .failed(let reason) = screen.connection { return reason.contains("forbidden token expired") }
             return false
         }

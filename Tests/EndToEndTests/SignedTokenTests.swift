@@ -94,18 +94,23 @@ final class SignedTokenTests: XCTestCase {
         let (daemon, _) = try daemon(dir, extra: ["--listen", "127.0.0.1:0", "--tls-listen", "127.0.0.1:0",
                                                   "--tls-cert", certs.serverCertificate, "--tls-key", certs.serverKey])
         defer { daemon.stop() }
+        // Each token's seconds count from its minting, and the TLS one is
+        // minted before a Python process starts and shakes hands: eight
+        // seconds, so that a slow start still authenticates in time (a late
+        // AUTH is refused as auth-failed, not ended as this test expects).
+        let lifetime = 8.0
         let tcp = try daemon.connect()
-        XCTAssertEqual(try tcp.request("AUTH \(hs.endingSoon())"), "OK 0")
+        XCTAssertEqual(try tcp.request("AUTH \(hs.endingSoon(in: lifetime))"), "OK 0")
         XCTAssertEqual(try tcp.request("WATCH"), "STATE 0 /red")
         let ws = try daemon.connect()
         XCTAssertEqual(try ws.upgrade().status, 101)
-        ws.sendText("AUTH \(ed.endingSoon())")
+        ws.sendText("AUTH \(ed.endingSoon(in: lifetime))")
         XCTAssertEqual(try ws.readText(), "OK 0")
-        let tls = try TLSPeer.run("http", port: daemon.tlsPort, ca: certs.caFile, stdin: "AUTH \(hs.endingSoon())\nWATCH\n")
+        let tls = try TLSPeer.run("http", port: daemon.tlsPort, ca: certs.caFile, stdin: "AUTH \(hs.endingSoon(in: lifetime))\nWATCH\n")
         XCTAssertEqual(tls.stdout.split(separator: "\n").dropFirst().map(String.init),
                        ["OK 0", "STATE 0 /red", "ERR forbidden token expired"], tls.stderr)
-        XCTAssertEqual(try tcp.readUntilClosed(timeout: 10), ["ERR forbidden token expired"])
-        XCTAssertEqual(try ws.readText(timeout: 10), "ERR forbidden token expired")
+        XCTAssertEqual(try tcp.readUntilClosed(timeout: 20), ["ERR forbidden token expired"])
+        XCTAssertEqual(try ws.readText(timeout: 20), "ERR forbidden token expired")
         XCTAssertEqual(try ws.readClose(), 1008)
         XCTAssertTrue(waitUntil { daemon.log.contains("signed token expired") }, daemon.log)
     }
@@ -116,13 +121,15 @@ final class SignedTokenTests: XCTestCase {
         let (daemon, _) = try daemon(dir)
         defer { daemon.stop() }
         let screen = try daemon.connect()
-        XCTAssertEqual(try screen.request("AUTH \(hs.endingSoon(in: 2))"), "OK 0")
+        // The first token must still be good when its AUTH arrives, and the
+        // quiet while below must outlast it: five seconds, then seven of quiet.
+        XCTAssertEqual(try screen.request("AUTH \(hs.endingSoon(in: 5))"), "OK 0")
         XCTAssertEqual(try screen.request("WATCH"), "STATE 0 /red")
         let renewed = Int(SignedTokenMinter.now) + 600
         XCTAssertEqual(try screen.request("AUTH \(hs.token(payload: "{\"role\":\"view\",\"rooms\":\"*\",\"exp\":\(renewed)}"))"), "OK 0")
         // A refused renewal keeps the grant it had.
         XCTAssertEqual(try screen.request("AUTH \(hs.token(lifetime: -40))"), "ERR auth-failed token expired")
-        XCTAssertTrue(screen.staysQuiet(for: 4), "the first token's end passed without a word")
+        XCTAssertTrue(screen.staysQuiet(for: 7), "the first token's end passed without a word")
         XCTAssertTrue(try screen.request("WHOAMI").hasSuffix(" view * \(renewed)"))
         let presenter = try daemon.connect()
         XCTAssertEqual(try presenter.request("AUTH \(ed.token())"), "OK 0")

@@ -23,12 +23,19 @@ final class SoakTests: XCTestCase {
             let index = try swarm.connect(port: daemon.port)
             swarm.send(index, "JOIN \(rooms[w % rooms.count])\nWATCH\n")
         }
-        XCTAssertTrue(swarm.waitForAll(timeout: 10) { $1.count >= 2 }, "every watcher has its JOIN and WATCH snapshots")
+        XCTAssertTrue(swarm.waitForAll(timeout: 30) { $1.count >= 2 }, "every watcher has its JOIN and WATCH snapshots")
 
         let deadline = Date().addingTimeInterval(seconds)
         let sent = Hardening.Shared([String: Int]())
-        let finished = Hardening.onThreads(actorCount, timeout: seconds + 30) { actor in
-            Self.act(actor, port: daemon.port, rooms: rooms, until: deadline, tally: sent)
+        // The actors run for `seconds`, and on until the soak rooms have over
+        // 100 changes between them (at most a minute more): a slow machine
+        // makes fewer changes in three seconds, which is no failure of the
+        // daemon's, and the stream checks below need changes to check.
+        let acknowledged = Hardening.Shared([String: UInt64]())
+        let enough: @Sendable () -> Bool = { acknowledged.current.filter { rooms.contains($0.key) }.values.reduce(0, +) > 100 }
+        let finished = Hardening.onThreads(actorCount, timeout: seconds + 90) { actor in
+            Self.act(actor, port: daemon.port, rooms: rooms, until: deadline, orUntil: enough,
+                     giveUp: deadline.addingTimeInterval(60), acknowledged: acknowledged, tally: sent)
         }
         XCTAssertTrue(finished, "actors finish")
 
@@ -37,7 +44,7 @@ final class SoakTests: XCTestCase {
         for room in rooms {
             final[room] = Hardening.Observed(try checker.request("JOIN \(room)"))
         }
-        let caughtUp = swarm.waitForAll(timeout: 20) { index, lines in
+        let caughtUp = swarm.waitForAll(timeout: 60) { index, lines in
             guard let last = lines.last.flatMap(Hardening.Observed.init) else { return false }
             return last.revision >= final[rooms[index % rooms.count]]?.revision ?? 0
         }
@@ -92,21 +99,27 @@ final class SoakTests: XCTestCase {
     }
 
     /// One actor: random commands, one at a time, each answered before the next.
+    /// `acknowledged`: the highest revision any actor was answered `OK` in
+    /// each room; the actors go on past `deadline` until `enough()` or `giveUp`.
     private static func act(_ actor: Int, port: Int, rooms: [String], until deadline: Date,
-                            tally: Hardening.Shared<[String: Int]>) {
+                            orUntil enough: () -> Bool, giveUp: Date,
+                            acknowledged: Hardening.Shared<[String: UInt64]>, tally: Hardening.Shared<[String: Int]>) {
         var random = Hardening.Random(seed: 0x50AC + UInt64(actor))
         guard let client = try? LineClient(port: port) else { return }
         var counts: [String: Int] = [:]
         var lastRevision: UInt64 = 0
+        var room = "main"
         var n = 0
-        while Date() < deadline {
+        while Date() < deadline || (!enough() && Date() < giveUp) {
             n += 1
             let command = randomCommand(&random, rooms: rooms, lastRevision: lastRevision, tag: "\(actor)-\(n)")
-            guard let reply = try? client.request(command, timeout: 5) else { break }
+            guard let reply = try? client.request(command, timeout: 20) else { break }
             if let rev = Hardening.okRevision(reply) {
                 lastRevision = rev
+                acknowledged.withLock { $0[room] = max($0[room] ?? 0, rev) }
             } else if let state = Hardening.Observed(reply) {
                 lastRevision = state.revision
+                if command.hasPrefix("JOIN ") { room = String(command.dropFirst("JOIN ".count)) }
             }
             let verb = String(command.prefix { $0 != " " })
             counts[reply.hasPrefix("ERR") ? "ERR" : verb, default: 0] += 1

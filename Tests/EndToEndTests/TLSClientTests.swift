@@ -96,7 +96,7 @@ final class TLSClientTests: XCTestCase {
         let refused = try StreamingProcess(Binaries.client, ["--connect", "tls://127.0.0.1:\(daemon.tlsPort)", "--tls-ca",
                                                              certs.unrelatedCAFile, "--retry", "watch"], environment: environment)
         defer { refused.stop() }
-        XCTAssertTrue(waitUntil(timeout: 10) { refused.stderr.contains("certificate verify failed") }, refused.stderr)
+        XCTAssertTrue(waitUntil(timeout: 20) { refused.stderr.contains("certificate verify failed") }, refused.stderr)
         XCTAssertTrue(refused.process.isRunning, "watch --retry keeps trying")
         XCTAssertEqual(refused.stdout, "")
     }

@@ -95,7 +95,8 @@ final class TUISheetTests: XCTestCase {
         tmux.waitFor(0, "the client gone") { $0.contains("[navsync exited 0]") }
         // No change is made in the room: nothing but the client's own goodbye can free its slot.
         var stats = ""
-        let dropped = try waitUntil(timeout: 3) {
+        // Each poll starts a netcat: a 3 s bound was a handful of polls on a loaded machine.
+        let dropped = try waitUntil(timeout: 20) {
             stats = try netcat(port: daemon.port, "STATS")
             return stats.contains("STAT watchers 0\n")
         }

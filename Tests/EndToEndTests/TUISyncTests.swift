@@ -98,9 +98,11 @@ final class TUISyncTests: XCTestCase {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let statePath = directory.file("state.json")
-        var daemon = try DaemonProcess(state: statePath)
+        // Restarted on the same port below: held for the run (closedPort), so
+        // no daemon of a test beside this one is given it while this one is away.
+        let port = closedPort()
+        var daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:\(port)"], state: statePath)
         defer { daemon.stop() }
-        let port = daemon.port
         let tmux = try clients(2, port: port)
         defer { tmux.kill() }
 

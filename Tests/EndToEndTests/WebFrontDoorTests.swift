@@ -323,10 +323,10 @@ final class WebFrontDoorTests: XCTestCase {
         var overTCP: [String] = []
         var overWebSocket: [String] = []
         while overTCP.last.flatMap(DaemonWatcherTests.Event.init)?.revision != last {
-            overTCP.append(try tcpWatcher.readLine(timeout: 10))
+            overTCP.append(try tcpWatcher.readLine(timeout: 20))
         }
         while overWebSocket.last.flatMap(DaemonWatcherTests.Event.init)?.revision != last {
-            overWebSocket.append(try wsWatcher.readText(timeout: 10))
+            overWebSocket.append(try wsWatcher.readText(timeout: 20))
         }
         XCTAssertEqual(overTCP.count, Int(last), "one event per revision")
         XCTAssertEqual(overTCP, overWebSocket)

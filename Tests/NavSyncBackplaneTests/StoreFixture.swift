@@ -114,7 +114,8 @@ final class StoreFixture {
         loop = try EventLoop()
         var settings = RedisRoomStore.Settings(endpoint: .tcp(host: "127.0.0.1", port: 6379, database: 0), keys: keys,
                                                historyLength: 100, replaceCatalog: false)
-        settings.replyTimeoutMilliseconds = 5_000
+        // No test here waits for a reply timeout; a stalled machine must not fire one between scripted steps.
+        settings.replyTimeoutMilliseconds = 60_000
         settings.maxRemoteMembers = maxRemoteMembers
         store = RedisRoomStore(loop: loop, settings: settings, log: .silent, connector: redis.connector)
         hub = Server(config: ServerConfig(version: "test"), catalog: .builtIn, rooms: rooms, store: store, log: .silent,

@@ -46,7 +46,7 @@ final class DoorHarness {
 
     /// Runs the loop until `condition` holds, at most `seconds` (a bound
     /// against a hang, not a measure of speed).
-    func runLoop(until condition: () -> Bool, seconds: UInt64 = 10) {
+    func runLoop(until condition: () -> Bool, seconds: UInt64 = 20) {
         let watchdog = LoopTimer(loop: loop)
         var expired = false
         watchdog.start(afterMilliseconds: seconds * 1000) { expired = true }

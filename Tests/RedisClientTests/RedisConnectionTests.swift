@@ -82,7 +82,7 @@ final class RedisConnectionTests: XCTestCase {
         defer { loop.shutdown() }
         var gone: String?
         var ready = false
-        let port = RedisServerProcess.freeLoopbackPort()
+        let port = LoopbackPortReservation.heldClosedPort()
         let connection = RedisConnection(loop: loop, endpoint: .tcp(host: "127.0.0.1", port: port, database: 0),
                                          onReady: { ready = true }, onGone: { gone = $0 })
         loop.runUntil { gone != nil }

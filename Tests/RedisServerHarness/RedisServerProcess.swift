@@ -2,9 +2,10 @@ import ChildProcessHarness
 import Foundation
 import Glibc
 
-/// A `redis-server` of the test's own: a free loopback port, a fresh
-/// temporary directory, AOF with `appendfsync always`, stopped by its PID.
-/// Never a Redis the machine already runs.
+/// A `redis-server` of the test's own: a loopback port held for it as long
+/// as this object lives (so a restart finds it free), a fresh temporary
+/// directory, AOF with `appendfsync always`, stopped by its PID. Never a
+/// Redis the machine already runs.
 public final class RedisServerProcess: @unchecked Sendable {  // log is guarded by lock; the rest is used by the test thread only
     public private(set) var port = 0
     public let directory: String
@@ -17,22 +18,27 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
     private let lock = NSLock()
     private var logText = ""
     private let extraArguments: [String]
+    /// Holds the port between a stop and a restart, when another test's
+    /// daemon binding port 0 could otherwise be given it.
+    private var reservation: LoopbackPortReservation?
 
     /// Starts Redis and waits (bounded) until it accepts connections.
-    public init(arguments: [String] = [], timeout: TimeInterval = 10) throws {
+    public init(arguments: [String] = [], timeout: TimeInterval = 20) throws {
         directory = NSTemporaryDirectory() + "navsync-redis-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         extraArguments = arguments
         var lastError: Error = RedisServerError.notReady("never started")
         for _ in 0..<5 {
-            let candidate = Self.freeLoopbackPort()
+            let held = LoopbackPortReservation()
             do {
-                port = candidate
-                try start(port: candidate, timeout: timeout)
+                port = held.port
+                reservation = held
+                try start(port: held.port, timeout: timeout)
                 return
             } catch {
                 lastError = error
-                // Another process took the port between probe and bind: try another.
+                reservation = nil
+                // A start that failed for another reason: try once more on another port.
             }
         }
         try? FileManager.default.removeItem(atPath: directory)
@@ -53,7 +59,7 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
     }
 
     /// Starts again on the same port and directory (so AOF is replayed).
-    public func restart(timeout: TimeInterval = 10) throws {
+    public func restart(timeout: TimeInterval = 20) throws {
         stop()
         try start(port: port, timeout: timeout)
     }
@@ -86,7 +92,7 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
 
     /// Runs `redis-cli` against this server and returns its output; one
     /// that has not finished in `timeout` seconds is killed and fails the test.
-    public func cli(_ arguments: [String], timeout: TimeInterval = 10,
+    public func cli(_ arguments: [String], timeout: TimeInterval = 20,
                     file: StaticString = #filePath, line: UInt = #line) throws -> String {
         try runProcess(try Self.binary("redis-cli"), ["-h", "127.0.0.1", "-p", String(port)] + arguments,
                        timeout: timeout, file: file, line: line).stdout
@@ -151,23 +157,6 @@ public final class RedisServerProcess: @unchecked Sendable {  // log is guarded 
             if FileManager.default.isExecutableFile(atPath: "/usr/bin/" + name) { return "/usr/bin/" + name }
         }
         throw RedisServerError.notInstalled(name)
-    }
-
-    /// A loopback port nobody was bound to a moment ago.
-    public static func freeLoopbackPort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

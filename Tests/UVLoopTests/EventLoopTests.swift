@@ -70,7 +70,7 @@ final class EventLoopTests: LoopTestCase {
         keepAlive.start(afterMilliseconds: 1, repeatMilliseconds: 1) {}
         XCTAssertFalse(runUnderWatchdog(seconds: 0.05), "a ref'd repeating timer keeps run() going")
         keepAlive.close()
-        XCTAssertTrue(runUnderWatchdog(seconds: 5), "nothing left to keep it alive")
+        XCTAssertTrue(runUnderWatchdog(seconds: 20), "nothing left to keep it alive")
     }
 
     func test_nowMilliseconds_advancesWithTheLoop() {
@@ -159,7 +159,8 @@ final class LoopTimerTests: LoopTestCase {
         let start = loop.nowMilliseconds
         runBounded("an unref'd timer must not keep the loop alive")
         XCTAssertFalse(fired)
-        XCTAssertLessThan(loop.nowMilliseconds - start, 1000)
+        // Far short of the timer's minute, whatever a loaded machine (or TSan) adds to the run.
+        XCTAssertLessThan(loop.nowMilliseconds - start, 30_000)
         timer.close()
     }
 }

@@ -30,7 +30,7 @@ class LoopTestCase: XCTestCase {
     /// The deadline is wall-clock time. A one-shot timer would not do: libuv timers count from the
     /// loop's cached clock, which is stale after slow test setup, so the timer could fire at once.
     func spin(
-        _ what: String, seconds: Double = 5, file: StaticString = #filePath, line: UInt = #line,
+        _ what: String, seconds: Double = 20, file: StaticString = #filePath, line: UInt = #line,
         until done: () -> Bool
     ) {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
@@ -50,7 +50,7 @@ class LoopTestCase: XCTestCase {
     /// watchdog: past `seconds` the loop is stopped and the test fails,
     /// instead of hanging the whole run. The watchdog's timer is unref'd,
     /// so it never keeps the loop alive itself.
-    func runBounded(_ what: String, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line) {
+    func runBounded(_ what: String, seconds: Double = 20, file: StaticString = #filePath, line: UInt = #line) {
         if !runUnderWatchdog(seconds: seconds) {
             XCTFail("loop.run() did not return within \(seconds) s: \(what)", file: file, line: line)
         }

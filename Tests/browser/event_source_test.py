@@ -15,7 +15,7 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-from page_checks import Checks, LineClient, start_daemon, stop_daemon
+from page_checks import Checks, LineClient, reserve_port, start_daemon, stop_daemon
 
 BIN = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="navsync-eventsource-")
@@ -44,7 +44,7 @@ def seen(driver):
     return driver.execute_script("return window.seen")
 
 
-def wait_until(driver, what, predicate, timeout=15):
+def wait_until(driver, what, predicate, timeout=30):
     deadline = time.time() + timeout
     while time.time() < deadline:
         events = seen(driver)
@@ -71,7 +71,7 @@ def cross_origin_checks(driver):
             source.onerror = () => { if (source.readyState === EventSource.CLOSED) window.cross[name].push('closed'); };
         }
     """, [["allowing", allowing], ["refusing", refusing]])
-    deadline = time.time() + 15
+    deadline = time.time() + 30
     cross = {}
     while time.time() < deadline:
         cross = driver.execute_script("return window.cross")
@@ -83,7 +83,10 @@ def cross_origin_checks(driver):
 
 
 def main():
-    proc, port = start()
+    # The restart below needs the same port: held from the start, so that no
+    # daemon of another suite is given it between the stop and the restart.
+    held, reserved = reserve_port()
+    proc, port = start(reserved)
     options = webdriver.ChromeOptions()
     for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
         options.add_argument(flag)
@@ -110,7 +113,7 @@ def main():
         check("EventSource sees both changes in order", [e[:2] for e in events[1:3]] == [["change", 1], ["change", 2]])
 
         proc.send_signal(signal.SIGTERM)
-        proc.wait(10)
+        proc.wait(20)
         _, again = start(port)
         check("the daemon is back on the same port", again == port)
         check("change 3 made before the browser is back", change(port, "PUSH green") == "OK 3")
@@ -128,6 +131,7 @@ def main():
         driver.quit()
         for daemon in daemons:
             stop_daemon(daemon)
+        held.close()
     print("eventsource: %d checks passed" % check.passed)
 
 

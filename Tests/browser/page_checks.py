@@ -15,10 +15,10 @@ from selenium.webdriver.support.ui import WebDriverWait
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402,F401 (re-exported for the browser tests)
 from line_client import LineClient  # noqa: E402,F401
-from navsyncd import start_daemon, stop_daemon  # noqa: E402,F401
+from navsyncd import reserve_port, start_daemon, stop_daemon  # noqa: E402,F401
 
 
-def wait_for(driver, what, predicate, timeout=10):
+def wait_for(driver, what, predicate, timeout=20):
     # A predicate that reads elements can meet one the page has just
     # re-rendered (the members list is rebuilt on every presence line):
     # that is "not yet", and the next poll finds the new element.
@@ -64,7 +64,7 @@ def make_certificates(work, ca_name):
 def start_tls_daemon(bin_dir, work, extra=()):
     """Starts navsyncd on a TLS listener at a free loopback port with the
     certificates make_certificates left in `work`; returns the process and
-    its port. Bounded: 10 s."""
+    its port. Bounded: 20 s."""
     return start_daemon(bin_dir, os.path.join(work, "daemon.log"),
                         ["--tls-listen", "127.0.0.1:0", "--tls-cert", os.path.join(work, "server.pem"),
                          "--tls-key", os.path.join(work, "server.key"), *extra])

@@ -23,7 +23,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from page_checks import Checks, LineClient, shows, start_daemon, stop_daemon, wait_for
+from page_checks import Checks, LineClient, reserve_port, shows, start_daemon, stop_daemon, wait_for
 
 BIN = sys.argv[1]
 SHOTS = sys.argv[2] if len(sys.argv) > 2 else None
@@ -93,7 +93,10 @@ def viewer_checks(driver):
 
 
 def main():
-    proc, port = start()
+    # The kill -9 and restart below need the same port: held from the start,
+    # so that no daemon of another suite is given it while this one is away.
+    held, reserved = reserve_port()
+    proc, port = start(reserved)
     url = "http://127.0.0.1:%d/" % port
     options = webdriver.ChromeOptions()
     for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -184,13 +187,13 @@ def main():
         netcat.close()
         watcher.close()
         proc.send_signal(signal.SIGKILL)
-        proc.wait(5)
+        proc.wait(20)
         wait_for(driver, "the page to notice", lambda d: d.find_element(By.ID, "conn").text != "live")
         check("while the daemon is away the watcher count is not shown as live",
               driver.find_element(By.ID, "watchers").text == "\u2013")
         check("nor the members", driver.find_elements(By.CSS_SELECTOR, "#members .member") == [])
         proc, _ = start(port)
-        wait_for(driver, "reconnect", lambda d: d.find_element(By.ID, "conn").text == "live", timeout=15)
+        wait_for(driver, "reconnect", lambda d: d.find_element(By.ID, "conn").text == "live", timeout=30)
         check("page reconnected by itself at the same revision", driver.find_element(By.ID, "rev").text == str(current))
         netcat = Netcat(port)
         check("netcat after restart", netcat.request("SELECT red") == "OK %d" % (current + 1))
@@ -282,6 +285,7 @@ def main():
         driver.quit()
         for daemon in daemons:
             stop_daemon(daemon)
+        held.close()
     print("browser: %d checks passed" % check.passed)
 
 

@@ -36,7 +36,7 @@ def start_daemon():
 def TLSLines(port):
     """A line-protocol client inside TLS, checking the certificate against the test CA."""
     context = ssl.create_default_context(cafile=os.path.join(WORK, "ca.pem"))
-    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    raw = socket.create_connection(("127.0.0.1", port), timeout=20)
     return LineClient(context.wrap_socket(raw, server_hostname="127.0.0.1"))
 
 

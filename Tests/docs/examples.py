@@ -26,8 +26,9 @@ ends, the pid namespace ends every process it started. Inside a block:
   127.0.0.1:7878 when there are none.
 - `navsync COMMAND ...` runs with a bound of 20 s; `watch` must still be
   running after 3 s (it is then stopped, which counts as success); the
-  full-screen client (no command) runs in a tmux pane for 3 s and must
-  show `connected` on its status line and neither `stopped` nor `ERR`.
+  full-screen client (no command) runs in a tmux pane until its status
+  line shows `connected` (at most 20 s), and 2 s later must still show it
+  and neither `stopped` nor `ERR`.
 - Paths under /etc/navsync, /etc/letsencrypt, /run/navsync and
   /var/lib/navsync point into the scratch directory, where a CA, a
   certificate for nav.example/localhost/127.0.0.1/10.0.0.5, a tokens file,
@@ -187,7 +188,13 @@ stop_earlier_daemons() {
         [ "$file" = "$SCRATCH/daemons.$BLOCK" ] && continue
         for pid in $(cat "$file"); do
             kill -TERM "$pid" 2>/dev/null || true
-            for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.05; done
+            # Up to 20 s (5 s was short on a loaded machine, and the next
+            # daemon then found the document's port still taken); then KILL.
+            for _ in $(seq 1 400); do alive "$pid" || break; sleep 0.05; done
+            if alive "$pid"; then
+                kill -KILL "$pid" 2>/dev/null || true
+                for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.05; done
+            fi
         done
         rm -f "$file"
     done
@@ -200,7 +207,7 @@ navsyncd() {
     command "$real_navsyncd" "$@" >/dev/null 2>"$log" &
     local pid=$!
     echo "$pid" >> "$SCRATCH/daemons.$BLOCK"
-    for _ in $(seq 1 200); do
+    for _ in $(seq 1 400); do
         if grep -q "listening on" "$log"; then
             echo "  navsyncd $*: $(grep -o 'listening on [^ ]*' "$log" | tr '\n' ' ')"
             return 0
@@ -212,7 +219,7 @@ navsyncd() {
         fi
         sleep 0.05
     done
-    echo "  navsyncd $* did not say 'listening on' within 10 s:" >&2; sed 's/^/    /' "$log" >&2
+    echo "  navsyncd $* did not say 'listening on' within 20 s:" >&2; sed 's/^/    /' "$log" >&2
     return 1
 }
 
@@ -231,7 +238,19 @@ navsync() {
             local session="docs-$$-$RANDOM" screen
             tmux -L "$session" -f /dev/null new-session -d -x 80 -y 24 \
                 "env TERM=screen LANG=C.UTF-8 $(printf '%q ' "$real_navsync" "$@"); echo '[navsync exited]'; sleep 60"
-            sleep 3
+            # Until the status line says connected (or the client gave up),
+            # at most 20 s: a fixed 3 s was not always enough for tmux and
+            # the client to start on a loaded machine. Then 2 s more in
+            # which no error or stop may appear.
+            for _ in $(seq 1 200); do
+                screen=$(tmux -L "$session" capture-pane -p)
+                if printf '%s\n' "$screen" | tail -3 | grep -q "connected" \
+                    || printf '%s\n' "$screen" | grep -Eq "navsync stopped|navsync exited|ERR "; then
+                    break
+                fi
+                sleep 0.1
+            done
+            sleep 2
             screen=$(tmux -L "$session" capture-pane -p)
             tmux -L "$session" kill-server 2>/dev/null || true
             printf '%s\n' "$screen" | sed '/^$/d' | tail -2 | sed 's/^/  | /'
@@ -266,7 +285,7 @@ redis_at() {  # HOST PORT [PASSWORD]
     [ -n "${3:-}" ] && extra=(--requirepass "$3")
     redis-server --bind "$1" --port "$2" --save '' --appendonly no --daemonize no \
         --dir "$SCRATCH" --dbfilename "redis-$2.rdb" "${extra[@]}" >"$SCRATCH/logs/redis-$1-$2.log" 2>&1 &
-    for _ in $(seq 1 100); do
+    for _ in $(seq 1 400); do
         redis-cli -h "$1" -p "$2" ${3:+-a "$3"} --no-auth-warning PING 2>/dev/null | grep -q PONG && break
         sleep 0.05
     done

@@ -27,7 +27,9 @@ from navsyncd import start_daemon, stop_daemon  # noqa: E402
 
 BIN, SPEC = sys.argv[1], sys.argv[2]
 openapi = OpenAPI.from_file_path(SPEC)
-WAIT = 10.0
+# Every bounded wait (a daemon start, a reply, Redis); generous for a loaded
+# machine, and free when the answer comes at once.
+WAIT = 20.0
 passed = 0
 work = tempfile.mkdtemp(prefix="navsync-http-")
 
@@ -466,10 +468,14 @@ def test_status_table():
         d.stop()
 
     # 503 while the backplane is away: a Redis of the test's own, stopped under the daemon.
+    # The port stays bound here (SO_REUSEADDR, never listening) until the end:
+    # no daemon of another test binding port 0 is given it meanwhile, yet
+    # redis-server (SO_REUSEADDR too) can listen on it, and once Redis is
+    # killed the daemon's reconnects are refused, never answered by a stranger.
     free = socket.socket()
+    free.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     free.bind(("127.0.0.1", 0))
     redis_port = free.getsockname()[1]
-    free.close()
     redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
                               "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     d = None
@@ -503,6 +509,7 @@ def test_status_table():
         if redis.poll() is None:
             redis.kill()
             redis.wait(WAIT)
+        free.close()
 
 
 def test_one_revision_everywhere_and_durability():

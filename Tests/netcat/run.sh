@@ -24,7 +24,7 @@ start_daemon() {
     local name="$1"; shift
     "$bin/navsyncd" --listen 127.0.0.1:0 --state none "$@" 2>"$work/$name.log" &
     pids+=($!)
-    for _ in $(seq 1 500); do
+    for _ in $(seq 1 2000); do
         local line
         line=$(grep -o 'listening on 127\.0\.0\.1:[0-9]*' "$work/$name.log" | head -n 1)
         if [ -n "$line" ]; then
@@ -45,9 +45,10 @@ check() {
     fi
 }
 
-# wait_for_lines FILE N : until FILE has N lines, at most 10 s.
+# wait_for_lines FILE N : until FILE has N lines, at most 20 s (sleeps
+# alone; a loaded machine makes it longer, which costs nothing on success).
 wait_for_lines() {
-    for _ in $(seq 1 1000); do
+    for _ in $(seq 1 2000); do
         [ "$(wc -l < "$1")" -ge "$2" ] && return 0
         sleep 0.01
     done
@@ -59,19 +60,21 @@ wait_for_lines() {
 script() {
     local name="$1" status="$2" out="$3" err="$4"; shift 5
     local actual_out actual_status
-    actual_out="$(timeout 10 "$@" 2>"$work/stderr")"
+    actual_out="$(timeout 30 "$@" 2>"$work/stderr")"
     actual_status=$?
     check "$name: exit status" "$status" "$actual_status"
     check "$name: stdout" "$out" "$actual_out"
     check "$name: stderr" "$err" "$(head -c "${#err}" "$work/stderr")"
 }
 
-nc_get() { printf '%s\n' "$@" | timeout 5 nc -N "${NAVSYNC_ADDR%:*}" "${NAVSYNC_ADDR##*:}"; }
+nc_get() { printf '%s\n' "$@" | timeout 20 nc -N "${NAVSYNC_ADDR%:*}" "${NAVSYNC_ADDR##*:}"; }
 
 start_daemon rgb || exit 1
 check "GET one-liner" "STATE 0 /red" "$(nc_get GET)"
 
-timeout 10 "$examples/watch.sh" > "$work/watch.out" &
+# Bounded at 60 s, stopped by its PID once read: with 10 s, the changes
+# below and their processes had to fit in its life on a loaded machine.
+timeout 60 "$examples/watch.sh" > "$work/watch.out" &
 watcher=$!
 pids+=($watcher)
 wait_for_lines "$work/watch.out" 1
@@ -120,9 +123,9 @@ script "sheet.sh unknown screen" 1 "" "sheet.sh: PRESENT nosuch: ERR unknown-scr
 script "sheet.sh in a bad room" 1 "" "sheet.sh: JOIN lobby!: ERR bad-args " \
     -- env NAVSYNC_ROOM='lobby!' "$examples/sheet.sh" green
 
-# wait_for_file FILE CONTENT : until FILE holds CONTENT, at most 10 s.
+# wait_for_file FILE CONTENT : until FILE holds CONTENT, at most 20 s.
 wait_for_file() {
-    for _ in $(seq 1 1000); do
+    for _ in $(seq 1 2000); do
         [ "$(cat "$1" 2>/dev/null)" == "$2" ] && return 0
         sleep 0.01
     done
@@ -132,7 +135,7 @@ wait_for_file() {
 # resume_run OUT LINES REV : runs resume.sh on $revs into OUT until it has
 # printed LINES lines and noted revision REV, then stops it as Ctrl-C would.
 resume_run() {
-    timeout 10 "$examples/resume.sh" "$revs" > "$1" &
+    timeout 60 "$examples/resume.sh" "$revs" > "$1" &
     local resumer=$!
     pids+=($resumer)
     wait_for_lines "$1" "$2"
@@ -143,7 +146,7 @@ resume_run() {
 # Resuming (protocol 1.1): a second run of resume.sh carries on from the
 # revision the first one saw last, with the changes made in between.
 revs="$work/main.rev"
-timeout 10 "$examples/resume.sh" "$revs" > "$work/resume1.out" &
+timeout 60 "$examples/resume.sh" "$revs" > "$work/resume1.out" &
 resumer=$!
 pids+=($resumer)
 wait_for_lines "$work/resume1.out" 1

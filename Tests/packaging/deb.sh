@@ -29,11 +29,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Waits (at most 10 s) until FILE has a line matching PATTERN.
+# Waits (at most 20 s of sleeps; 10 s was short on a loaded machine) until
+# FILE has a line matching PATTERN.
 wait_for_line() {
     local file=$1 pattern=$2 tries=0
     until grep -q "$pattern" "$file" 2>/dev/null; do
-        tries=$((tries + 1)); [ $tries -gt 200 ] && return 1; sleep 0.05
+        tries=$((tries + 1)); [ $tries -gt 400 ] && return 1; sleep 0.05
     done
 }
 
@@ -105,7 +106,7 @@ client() { env -i PATH=/usr/bin:/bin /usr/bin/navsync --connect "127.0.0.1:$port
 curl -s "http://127.0.0.1:$port/metrics" | grep -q "navsync_build_info{version=\"$version\"} 1" &&
     pass "/metrics build info $version" || fail "/metrics has no build info $version"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/")" = 200 ] && pass "web page 200" || fail "web page"
-printf 'HELLO 1\nQUIT\n' | timeout 5 nc 127.0.0.1 "$port" | grep -q "^HELLO navsync 1 $version" && pass "HELLO says $version" ||
+printf 'HELLO 1\nQUIT\n' | timeout 20 nc 127.0.0.1 "$port" | grep -q "^HELLO navsync 1 $version" && pass "HELLO says $version" ||
     fail "HELLO does not say $version"
 [ "$(stat -c %U /var/lib/navsync/state.json 2>/dev/null)" = "$user" ] && pass "state file written by $user" ||
     fail "no state file of $user in /var/lib/navsync"

@@ -32,12 +32,13 @@ newest=$(grep -m1 '^## ' CHANGELOG.md)
 # What a running daemon says: HELLO and /metrics.
 "$bin/navsyncd" --listen 127.0.0.1:0 --state none 2>"$tmp/version-daemon.log" &
 version_daemon=$!
-for ((tries = 0; tries < 200; tries++)); do grep -q "listening on" "$tmp/version-daemon.log" 2>/dev/null && break; sleep 0.05; done
+# Up to 20 s of sleeps for the listening line (10 s was short on a loaded machine).
+for ((tries = 0; tries < 400; tries++)); do grep -q "listening on" "$tmp/version-daemon.log" 2>/dev/null && break; sleep 0.05; done
 port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$tmp/version-daemon.log" | sed 's/.*://')
 if [ -n "$port" ]; then
-    hello=$(printf 'HELLO 1\n' | timeout 5 nc -N 127.0.0.1 "$port")
+    hello=$(printf 'HELLO 1\n' | timeout 20 nc -N 127.0.0.1 "$port")
     [[ $hello == "HELLO navsync 1 $version" ]] && pass "HELLO says $version" || fail "HELLO says '$hello', not $version"
-    metrics=$(printf 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' | timeout 5 nc -N 127.0.0.1 "$port")
+    metrics=$(printf 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' | timeout 20 nc -N 127.0.0.1 "$port")
     grep -q "^navsync_build_info{version=\"$version\"} 1" <<<"$metrics" && pass "/metrics says $version" ||
         fail "/metrics has no navsync_build_info for $version"
 else
@@ -156,7 +157,7 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
     "$root/usr/bin/navsyncd" --listen 127.0.0.1:0 --state none \
         --screens "$root/usr/share/navsync/abc-screens.json" 2>"$tmp/daemon.log" &
     daemon=$!
-    for ((tries = 0; tries < 200; tries++)); do grep -q "listening on" "$tmp/daemon.log" 2>/dev/null && break; sleep 0.05; done
+    for ((tries = 0; tries < 400; tries++)); do grep -q "listening on" "$tmp/daemon.log" 2>/dev/null && break; sleep 0.05; done
     port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$tmp/daemon.log" | sed 's/.*://')
     if [ -n "$port" ]; then
         screens=$(complete_line navsync --connect "127.0.0.1:$port" push "")

@@ -11,7 +11,7 @@ class LineClient:
         self.buffer = b""
 
     @classmethod
-    def connect(cls, port, timeout=10):
+    def connect(cls, port, timeout=20):
         """A plain TCP connection to a daemon on this machine."""
         return cls(socket.create_connection(("127.0.0.1", port), timeout=timeout))
 

@@ -6,6 +6,7 @@ every process stopped by its PID."""
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 
@@ -14,7 +15,7 @@ import time
 LISTENING = r"listening on (?:tls://)?127\.0\.0\.1:(\d+)"
 
 
-def start_daemon(bin_dir, log_path, arguments, ready=LISTENING, timeout=10):
+def start_daemon(bin_dir, log_path, arguments, ready=LISTENING, timeout=20):
     """Runs `navsyncd ARGUMENTS` with its log in `log_path` and waits until
     the log shows it is ready. `ready` is a pattern whose first group is the
     port, or a function of the log's text that returns what it finds or
@@ -43,6 +44,19 @@ def start_daemon(bin_dir, log_path, arguments, ready=LISTENING, timeout=10):
     stop_daemon(proc)
     with open(log_path) as log:
         raise AssertionError("navsyncd did not start: %s\n%s" % (" ".join(arguments), log.read()))
+
+
+def reserve_port():
+    """A loopback port held for a test that must start a daemon on the same
+    port twice: a socket bound to it with SO_REUSEADDR that never listens.
+    While it is open the kernel gives the port to no one binding port 0 (a
+    daemon of another suite) and connects to it are refused, yet navsyncd
+    (libuv sets SO_REUSEADDR too) can listen on it. Returns the socket (keep
+    it until the end) and the port."""
+    held = socket.socket()
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    held.bind(("127.0.0.1", 0))
+    return held, held.getsockname()[1]
 
 
 def stop_daemon(proc, timeout=5):

@@ -4,7 +4,7 @@ import RedisServerHarness
 import XCTest
 
 /// Runs `navsync` to completion with a bounded wait.
-func navsync(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 10) throws -> RunResult {
+func navsync(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 20) throws -> RunResult {
     var env = ProcessInfo.processInfo.environment
     env["NAVSYNC_ADDR"] = nil
     env.merge(environment) { $1 }
@@ -68,7 +68,7 @@ final class StreamingProcess: @unchecked Sendable {  // output is guarded by loc
 
     /// Waits (bounded) until stdout holds at least `count` lines; returns them.
     @discardableResult
-    func waitForLines(_ count: Int, timeout: TimeInterval = 10, file: StaticString = #filePath,
+    func waitForLines(_ count: Int, timeout: TimeInterval = 20, file: StaticString = #filePath,
                       line: UInt = #line) -> [String] {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
@@ -90,7 +90,7 @@ final class StreamingProcess: @unchecked Sendable {  // output is guarded by loc
     }
 
     /// Waits (bounded) for the exit; nil if it is still running.
-    func waitForExit(_ seconds: TimeInterval = 5) -> Int32? {
+    func waitForExit(_ seconds: TimeInterval = 20) -> Int32? {
         if ending == nil { ending = ChildExit.wait(process, seconds: seconds) }
         return ending?.status
     }
@@ -106,5 +106,7 @@ final class StreamingProcess: @unchecked Sendable {  // output is guarded by loc
     deinit { stop() }
 }
 
-/// A TCP port nothing listens on (bound, then released).
-func closedPort() -> Int { RedisServerProcess.freeLoopbackPort() }
+/// A TCP port nothing listens on, held so for the rest of the test process
+/// (a released one could be given to another test's daemon meanwhile); a
+/// daemon started with `--listen 127.0.0.1:port` can still take it.
+func closedPort() -> Int { LoopbackPortReservation.heldClosedPort() }

@@ -30,7 +30,7 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
     /// `shellSetup`: a shell command run first, e.g. `ulimit -f 8`; the
     /// shell then execs the daemon, which keeps the shell's PID.
     init(arguments extra: [String] = [], state: String? = nil, environment: [String: String] = [:],
-         shellSetup: String? = nil, timeout: TimeInterval = 10,
+         shellSetup: String? = nil, timeout: TimeInterval = 20,
          file: StaticString = #filePath, line: UInt = #line) throws {
         stateDirectory = NSTemporaryDirectory() + "navsync-e2e-" + UUID().uuidString
         // Only a daemon given no state file gets a directory of its own.
@@ -153,7 +153,7 @@ final class DaemonProcess: @unchecked Sendable {  // log is guarded by logLock; 
     /// Sends a signal and waits (bounded) for the exit; returns the status,
     /// nil while still running. A death by signal reads as 128 + signal.
     @discardableResult
-    func signal(_ signal: Int32, waitUpTo seconds: TimeInterval = 5) -> Int32? {
+    func signal(_ signal: Int32, waitUpTo seconds: TimeInterval = 20) -> Int32? {
         if isRunning { kill(pid, signal) }
         return waitForExit(seconds)
     }

@@ -89,14 +89,14 @@ final class HostilePeer {
 
     /// Sends `text` and reads until `count` whole lines have come; the lines
     /// themselves (for short answers: AUTH, PING, an error).
-    func lines(sending text: String = "", count: Int, timeout: TimeInterval = 5) -> [String] {
+    func lines(sending text: String = "", count: Int, timeout: TimeInterval = 20) -> [String] {
         var tally = LineTally(keep: 4096)
         exchange(sending: Array(text.utf8), timeout: timeout) { tally.take($0); return tally.lines.count >= count }
         return tally.lines.map(\.start)
     }
 
     /// Upgrades this connection to a WebSocket on `/ws`; true on `101`.
-    func upgradeToWebSocket(timeout: TimeInterval = 5) -> Bool {
+    func upgradeToWebSocket(timeout: TimeInterval = 20) -> Bool {
         let request = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(LineClient.sampleKey)\r\nSec-WebSocket-Version: 13\r\n\r\n"
         var head: [UInt8] = []

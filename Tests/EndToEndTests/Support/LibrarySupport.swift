@@ -6,7 +6,7 @@ import XCTest
 /// false (after failing the test) when `seconds` pass first.
 @MainActor
 @discardableResult
-func eventually(_ what: String, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line,
+func eventually(_ what: String, seconds: Double = 20, file: StaticString = #filePath, line: UInt = #line,
                 _ condition: @MainActor () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while !condition() {

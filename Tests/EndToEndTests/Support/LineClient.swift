@@ -126,13 +126,13 @@ final class LineClient: @unchecked Sendable {
     }
 
     /// Sends one line and returns the first reply line.
-    func request(_ line: String, timeout: TimeInterval = 5) throws -> String {
+    func request(_ line: String, timeout: TimeInterval = 20) throws -> String {
         send(line + "\n")
         return try readLine(timeout: timeout)
     }
 
     /// Sends one line and returns the reply lines up to and including `END`.
-    func requestList(_ line: String, timeout: TimeInterval = 5) throws -> [String] {
+    func requestList(_ line: String, timeout: TimeInterval = 20) throws -> [String] {
         send(line + "\n")
         let deadline = Date().addingTimeInterval(timeout)
         var lines: [String] = []
@@ -142,7 +142,7 @@ final class LineClient: @unchecked Sendable {
         return lines
     }
 
-    func readLine(timeout: TimeInterval = 5) throws -> String {
+    func readLine(timeout: TimeInterval = 20) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let line = takeLine() { return line }
@@ -154,7 +154,7 @@ final class LineClient: @unchecked Sendable {
         }
     }
 
-    func readLines(_ count: Int, timeout: TimeInterval = 10) throws -> [String] {
+    func readLines(_ count: Int, timeout: TimeInterval = 20) throws -> [String] {
         let deadline = Date().addingTimeInterval(timeout)
         var lines: [String] = []
         while lines.count < count {
@@ -164,7 +164,7 @@ final class LineClient: @unchecked Sendable {
     }
 
     /// Exactly `count` bytes, for HTTP bodies and WebSocket frames.
-    func readBytes(_ count: Int, timeout: TimeInterval = 5) throws -> [UInt8] {
+    func readBytes(_ count: Int, timeout: TimeInterval = 20) throws -> [UInt8] {
         let deadline = Date().addingTimeInterval(timeout)
         while buffer.count - readIndex < count {
             let remaining = deadline.timeIntervalSinceNow
@@ -178,7 +178,7 @@ final class LineClient: @unchecked Sendable {
     }
 
     /// Reads lines until the server closes the connection.
-    func readUntilClosed(timeout: TimeInterval = 5) throws -> [String] {
+    func readUntilClosed(timeout: TimeInterval = 20) throws -> [String] {
         let deadline = Date().addingTimeInterval(timeout)
         while !isClosedByPeer {
             guard deadline.timeIntervalSinceNow > 0 else { throw Timeout(waitingFor: "the server to close") }

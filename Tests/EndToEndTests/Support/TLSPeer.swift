@@ -32,7 +32,7 @@ enum TLSPeer {
 
     def connect(port, ca, name):
         context = ssl.create_default_context(cafile=ca)
-        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        raw = socket.create_connection(("127.0.0.1", port), timeout=30)
         return context.wrap_socket(raw, server_hostname=name)
 
     def common_name(tls):
@@ -144,7 +144,7 @@ enum TLSPeer {
         deadline = time.time() + 60
         while len(watchers) < count and time.time() < deadline:
             while started < count and in_flight < batch:
-                raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+                raw = socket.create_connection(("127.0.0.1", port), timeout=30)
                 raw.setblocking(False)
                 peer = context.wrap_socket(raw, server_hostname=name, do_handshake_on_connect=False)
                 selector.register(peer, selectors.EVENT_READ | selectors.EVENT_WRITE, ["handshake", b""])

@@ -26,7 +26,7 @@ struct TemporaryDirectory {
 
 /// Polls `condition` every few milliseconds until it holds or `timeout`
 /// passes; returns whether it held. For waiting on an outcome, not on time.
-func waitUntil(timeout: TimeInterval = 5, _ condition: () throws -> Bool) rethrows -> Bool {
+func waitUntil(timeout: TimeInterval = 20, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while true {
         if try condition() { return true }

@@ -120,7 +120,7 @@ final class TmuxServer {
     }
 
     private func output(_ arguments: [String]) throws -> String {
-        let result = try spawnAndWait(Self.path!, ["-L", socket] + arguments, timeout: 10)
+        let result = try spawnAndWait(Self.path!, ["-L", socket] + arguments, timeout: 20)
         guard result.status == 0 else {
             throw TmuxError(description: "tmux \(arguments.joined(separator: " ")) failed: \(result.stderr)")
         }

@@ -25,7 +25,7 @@ extension LineClient {
     }
 
     /// Reads one response; a HEAD response or a 101 has no body.
-    func readReply(headOnly: Bool = false, timeout: TimeInterval = 5) throws -> HTTPReply {
+    func readReply(headOnly: Bool = false, timeout: TimeInterval = 20) throws -> HTTPReply {
         let statusLine = try readLine(timeout: timeout)
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0] == "HTTP/1.1", let status = Int(parts[1]) else {
@@ -87,7 +87,7 @@ extension LineClient {
     func sendText(_ text: String) { sendFrame(opcode: 0x1, Array(text.utf8)) }
 
     /// The next server frame (servers do not mask).
-    func readFrame(timeout: TimeInterval = 5) throws -> (opcode: UInt8, payload: [UInt8]) {
+    func readFrame(timeout: TimeInterval = 20) throws -> (opcode: UInt8, payload: [UInt8]) {
         let head = try readBytes(2, timeout: timeout)
         var length = Int(head[1] & 0x7F)
         if length == 126 {
@@ -106,14 +106,14 @@ extension LineClient {
     }
 
     /// The next text message (each is one protocol line).
-    func readText(timeout: TimeInterval = 5) throws -> String {
+    func readText(timeout: TimeInterval = 20) throws -> String {
         let frame = try readFrame(timeout: timeout)
         guard frame.opcode == 0x1 else { throw UnexpectedFrame(opcode: frame.opcode, payload: frame.payload) }
         return String(decoding: frame.payload, as: UTF8.self)
     }
 
     /// Reads frames until a close frame; returns its code (0 without one).
-    func readClose(timeout: TimeInterval = 5) throws -> UInt16 {
+    func readClose(timeout: TimeInterval = 20) throws -> UInt16 {
         while true {
             let frame = try readFrame(timeout: timeout)
             guard frame.opcode == 0x8 else { continue }
