@@ -87,6 +87,9 @@ public enum ServerSentEvents {
 
         public init(room: String) { self.room = room }
 
+        /// How a line that becomes a `denied` event begins.
+        private static let forbiddenPrefix = Array("ERR \(ErrorCode.forbidden.rawValue) ".utf8)
+
         /// True while part of a line waits: output shared by the room's
         /// watchers cannot then be written as it is.
         public var holdsPartialLine: Bool { !partial.isEmpty }
@@ -101,11 +104,10 @@ public enum ServerSentEvents {
             partial = []
             whole += output[...lastBreak]
             partial += output[output.index(after: lastBreak)...]
+            // A byte comparison: this runs for every chunk a stream is
+            // sent, and `events(ofLines:)` parses each line once already.
             if !denied {
-                denied = whole.split(separator: UInt8(ascii: "\n")).contains { line in
-                    guard case .error(let error) = ServerLine.parse(String(decoding: line, as: UTF8.self)) else { return false }
-                    return error.code == ErrorCode.forbidden.rawValue
-                }
+                denied = whole.split(separator: UInt8(ascii: "\n")).contains { $0.starts(with: Self.forbiddenPrefix) }
             }
             return ServerSentEvents.events(ofLines: whole, room: room)
         }

@@ -14,7 +14,11 @@
 #   - SharedNavigationLifeTests, which watches the process's NavSyncKit
 #     threads come and go (it follows its own thread's id since an earlier
 #     test's thread ending during its wait failed a CI run under TSan);
-#   - BackplanePresenceTests, three daemons and a redis-server per test.
+#   - BackplanePresenceTests, three daemons and a redis-server per test;
+#   - TLSHandshakeCapTests, GuessingThrottleTests and
+#     SharedNavigationThrottleTests, whose steps must fit inside the
+#     daemon's own 10 s windows (the TLS handshake bound, the guessing
+#     window), which a busy neighbour could eat into.
 # XCTEST_WORKERS=1 runs everything in one plain `swift test`, as before.
 # Every test's name, result and seconds are kept in .build/logs/xctest*.xml.
 set -uo pipefail
@@ -22,7 +26,7 @@ cd "$(dirname "$0")/../.."
 swift="${SWIFT:-swift}"
 workers="${XCTEST_WORKERS:-4}"
 : "${NAVSYNC_BIN_DIR:?the end-to-end tests start the binaries in NAVSYNC_BIN_DIR}"
-serial='EndToEndTests\.(TUI[A-Za-z]*Tests|SharedNavigationLifeTests|BackplanePresenceTests)/'
+serial='EndToEndTests\.(TUI[A-Za-z]*Tests|SharedNavigationLifeTests|BackplanePresenceTests|TLSHandshakeCapTests|GuessingThrottleTests|SharedNavigationThrottleTests)/'
 mkdir -p .build/logs
 if [ "$workers" -le 1 ]; then
     exec "$swift" test -c release --skip-build --xunit-output .build/logs/xctest.xml
