@@ -49,12 +49,23 @@ public enum ServerSentEvents {
     /// The events for whole lines of a watcher's output (each ending in
     /// `\n`; a last line without one is read as whole too).
     public static func events(ofLines bytes: some Collection<UInt8>, room: String) -> [UInt8] {
+        var denied = false
+        return events(ofLines: bytes, room: room, denied: &denied)
+    }
+
+    /// The same, and `denied` set when one of the lines became a `denied`
+    /// event (found by its first bytes, in the same pass over the lines).
+    static func events(ofLines bytes: some Collection<UInt8>, room: String, denied: inout Bool) -> [UInt8] {
         var out: [UInt8] = []
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            if line.starts(with: forbiddenPrefix) { denied = true }
             out += event(forLine: String(decoding: line, as: UTF8.self), room: room).utf8
         }
         return out
     }
+
+    /// How a line that becomes a `denied` event begins.
+    private static let forbiddenPrefix = Array("ERR \(ErrorCode.forbidden.rawValue) ".utf8)
 
     /// The event for one line without its `\n`; empty when it has none.
     public static func event(forLine line: String, room: String) -> String {
@@ -87,9 +98,6 @@ public enum ServerSentEvents {
 
         public init(room: String) { self.room = room }
 
-        /// How a line that becomes a `denied` event begins.
-        private static let forbiddenPrefix = Array("ERR \(ErrorCode.forbidden.rawValue) ".utf8)
-
         /// True while part of a line waits: output shared by the room's
         /// watchers cannot then be written as it is.
         public var holdsPartialLine: Bool { !partial.isEmpty }
@@ -104,12 +112,7 @@ public enum ServerSentEvents {
             partial = []
             whole += output[...lastBreak]
             partial += output[output.index(after: lastBreak)...]
-            // A byte comparison: this runs for every chunk a stream is
-            // sent, and `events(ofLines:)` parses each line once already.
-            if !denied {
-                denied = whole.split(separator: UInt8(ascii: "\n")).contains { $0.starts(with: Self.forbiddenPrefix) }
-            }
-            return ServerSentEvents.events(ofLines: whole, room: room)
+            return ServerSentEvents.events(ofLines: whole, room: room, denied: &denied)
         }
     }
 }

@@ -79,27 +79,25 @@ public struct WebAccess: Sendable, Equatable {
         }
     }
 
-    /// Whether an `Authorization` header presents a credential of another
-    /// scheme than Bearer (`Basic ...`, or a bare token with no scheme). A
-    /// presented credential is always judged, so such a request is not
-    /// served as the anonymous role: it is answered 401, which names the
-    /// scheme this daemon takes. A blank header, and `Bearer` with nothing
-    /// after it (what a script sends with its token variable unset), count
-    /// as no credential.
-    public static func presentsUnusableCredential(_ authorization: String?) -> Bool {
-        guard let authorization else { return false }
-        let value = authorization.trimmingBlanks()
-        guard !value.isEmpty else { return false }
-        let scheme = value.prefix { $0 != " " && $0 != "\t" }
-        return scheme.lowercased() != "bearer"
+    /// What a request's `Authorization` header presents.
+    public enum PresentedCredential: Equatable, Sendable {
+        /// No header, a blank one, or `Bearer` with nothing after it (what
+        /// a script sends with its token variable unset).
+        case none
+        case bearer(String)
+        /// Another scheme (`Basic ...`, or a bare token): a presented
+        /// credential is always judged, so it is answered 401 naming the
+        /// scheme this daemon takes, never served as the anonymous role.
+        case otherScheme
     }
 
-    /// The token of `Authorization: Bearer <token>`, nil otherwise.
-    public static func bearerToken(_ authorization: String?) -> String? {
-        guard let authorization else { return nil }
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingBlanks()
-        return token.isEmpty ? nil : String(token)
+    public static func credential(inAuthorization authorization: String?) -> PresentedCredential {
+        guard let authorization else { return .none }
+        let value = authorization.trimmingBlanks()
+        guard !value.isEmpty else { return .none }
+        let scheme = value.prefix { $0 != " " && $0 != "\t" }
+        guard scheme.lowercased() == "bearer" else { return .otherScheme }
+        let token = value.dropFirst(scheme.count).trimmingBlanks()
+        return token.isEmpty ? .none : .bearer(String(token))
     }
 }

@@ -75,12 +75,13 @@ public enum WebDecision: Equatable, Sendable {
         var grant = Grant.unauthenticated
         var token: String?
         if endpoint.needsToken {
-            let authorization = head.header("authorization")
-            if WebAccess.presentsUnusableCredential(authorization) {
+            switch WebAccess.credential(inAuthorization: head.header("authorization")) {
+            case .none: break
+            case .bearer(let presented): token = presented
+            case .otherScheme:
                 return .refuse(status: 401, reason: "Authorization: Bearer <token> is the only credential taken",
                                close: closeAfter)
             }
-            token = WebAccess.bearerToken(authorization)
             if token == nil, case .roomEvents = endpoint { token = EventStreamRequest.token(inQuery: head.query) }
             switch credential(token) {
             case .missing: return .refuse(status: 401, reason: "Authorization: Bearer <token> needed", close: closeAfter)

@@ -117,8 +117,8 @@ final class WebDecisionTests: XCTestCase {
         XCTAssertEqual(judge(head("/rooms/main", [("authorization", "")])), .serve(.room("main")))
         XCTAssertEqual(judge(head("/", [("authorization", "Basic x")])), .serve(.page))
         XCTAssertEqual(judge(head("/healthz", [("authorization", "Basic x")])), .serve(.health))
-        XCTAssertEqual(WebAccess.bearerToken("Bearer  abc "), "abc")
-        XCTAssertFalse(WebAccess.presentsUnusableCredential(nil))
+        XCTAssertEqual(WebAccess.credential(inAuthorization: "Bearer  abc "), .bearer("abc"))
+        XCTAssertEqual(WebAccess.credential(inAuthorization: nil), .none)
     }
 
     func testDecision_webSocketUpgrade() {
